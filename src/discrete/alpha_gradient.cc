@@ -1,0 +1,77 @@
+// Gradient of <g, entmax_alpha(x)> with respect to alpha (sparcon/discrete.h), per row.
+#include <cmath>
+
+#include "check.h"
+#include "compensated_sum.h"
+#include "discrete/forward_row.h"
+#include "parallel_rows.h"
+#include "sparcon/discrete.h"
+
+namespace sparcon {
+namespace detail {
+namespace {
+
+// alpha = 1: the limit (1/2) sum_i g_i p_i (sum_j p_j l_j^2 - l_i^2), l = log p.
+template <class T>
+double softmax_alpha_gradient(const T* p, const T* g, std::size_t n) {
+  CompensatedSum e, gp, gpl2;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(p[i] > 0)) continue;
+    const double pi = p[i], l = std::log(pi);
+    e += pi * l * l;
+    gp += g[i] * pi;
+    gpl2 += g[i] * pi * l * l;
+  }
+  return 0.5 * (gp.value() * e.value() - gpl2.value());
+}
+
+// sum_i g_i [(p_i - s^_i)/a^2 - (h_i - s^_i H)/a],  a = alpha - 1, s = p^(2-alpha), s^ = s/sum s,
+// h = p log p, H = sum h. Expanded into row sums so that one pass suffices.
+template <class T>
+double entmax_alpha_gradient(double alpha, const T* p, const T* g, std::size_t n) {
+  const double a = alpha - 1;
+  CompensatedSum gp, gs, s, gh, h;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(p[i] > 0)) continue;
+    const double pi = p[i], gi = g[i], si = std::pow(pi, 2 - alpha), hi = pi * std::log(pi);
+    gp += gi * pi;
+    gs += gi * si;
+    s += si;
+    gh += gi * hi;
+    h += hi;
+  }
+  if (!(s.value() > 0)) return 0;  // an all -inf row
+  const double gs_hat = gs.value() / s.value();
+  return (gp.value() - gs_hat) / (a * a) - (gh.value() - gs_hat * h.value()) / a;
+}
+
+}  // namespace
+}  // namespace detail
+
+template <std::floating_point T>
+void entmax_alpha_backward(std::span<const T> p, std::span<const T> g, std::span<T> dalpha,
+                           Rows rows, std::type_identity_t<PerRow<T>> alpha, Threads threads) {
+  const char* fn = "entmax_alpha_backward";
+  detail::check_size(fn, "p", p, rows.size());
+  detail::check_size(fn, "g", g, rows.size());
+  detail::check_size(fn, "dalpha", dalpha, rows.count, "rows.count");
+  detail::check_per_row(fn, "alpha", alpha, rows.count);
+  for (std::size_t r = 0; r < rows.count; ++r)
+    detail::check_parameter(fn, Map::entmax, static_cast<double>(alpha[r]), rows.length, r);
+  detail::parallel_rows(rows.count, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r) {
+      const T* pr = p.data() + r * rows.length;
+      const T* gr = g.data() + r * rows.length;
+      const double a = static_cast<double>(alpha[r]);
+      dalpha[r] = static_cast<T>(a == 1 ? detail::softmax_alpha_gradient(pr, gr, rows.length)
+                                        : detail::entmax_alpha_gradient(a, pr, gr, rows.length));
+    }
+  });
+}
+
+template void entmax_alpha_backward(std::span<const float>, std::span<const float>,
+                                    std::span<float>, Rows, PerRow<float>, Threads);
+template void entmax_alpha_backward(std::span<const double>, std::span<const double>,
+                                    std::span<double>, Rows, PerRow<double>, Threads);
+
+}  // namespace sparcon

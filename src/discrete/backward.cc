@@ -1,0 +1,105 @@
+// Backward (vector-Jacobian products) of the discrete maps; formulas in sparcon/discrete.h.
+//
+// Every map but normmax has the Jacobian diag(s) - s s^T / sum(s) for a weight s_i = s(p_i), so
+// its backward is two SIMD passes over (p, g): the sums sum s g and sum s, then
+// dx = s (g - sum s g / sum s).
+#include <cmath>
+#include <vector>
+
+#include "check.h"
+#include "compensated_sum.h"
+#include "discrete/forward_row.h"
+#include "discrete/simd_kernels.h"
+#include "parallel_rows.h"
+#include "sparcon/discrete.h"
+
+namespace sparcon {
+namespace detail {
+namespace {
+
+using simd::WeightKind;
+
+template <class T>
+simd::Weights<T> weights_of(Map map, double alpha) {
+  switch (map) {
+    case Map::softmax:
+      return {WeightKind::identity};
+    case Map::sparsemax:
+      return {WeightKind::support};
+    case Map::entmax15:
+      return {WeightKind::sqrt};
+    case Map::budget:
+      return {WeightKind::interior};
+    default:  // entmax (normmax has its own backward)
+      if (alpha == 1) return {WeightKind::identity};
+      if (alpha == 2) return {WeightKind::support};
+      if (alpha == 1.5) return {WeightKind::sqrt};
+      return {WeightKind::power, static_cast<T>(2 - alpha)};
+  }
+}
+
+template <class T>
+void centered_row(const simd::Weights<T>& w, const T* p, const T* g, T* dx, std::size_t n) {
+  const simd::WeightedSums sums = simd::Kernels<T>::weighted_sums(p, g, n, w);
+  const double q = sums.s > 0 ? sums.sg / sums.s : 0.0;
+  simd::Kernels<T>::weighted_center(p, g, dx, n, w, static_cast<T>(q), T(1));
+}
+
+// normmax: dx = C [s (g - A) - p B] with s = p^(2-alpha), A = p.g, B = s.g - A sum(s),
+// C = ||p||_alpha^(alpha-1) / (alpha-1).
+template <class T>
+void normmax_row(double alpha, const T* p, const T* g, T* dx, std::size_t n) {
+  CompensatedSum pg, sg, s_sum, p_alpha;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!(p[i] > 0)) continue;
+    const double pi = p[i], gi = g[i], si = std::pow(pi, 2 - alpha);
+    pg += pi * gi;
+    sg += si * gi;
+    s_sum += si;
+    p_alpha += std::pow(pi, alpha);
+  }
+  const double a = pg.value(), b = sg.value() - a * s_sum.value();
+  const double c = std::pow(p_alpha.value(), (alpha - 1) / alpha) / (alpha - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double pi = p[i];
+    dx[i] = pi > 0 ? static_cast<T>(c * (std::pow(pi, 2 - alpha) * (g[i] - a) - pi * b))
+                   : (std::isnan(pi) ? pi : T(0));
+  }
+}
+
+}  // namespace
+}  // namespace detail
+
+template <std::floating_point T>
+void backward(const Family<T>& family, std::span<const T> p, std::span<const T> g,
+              std::span<T> dx, Rows rows, Threads threads) {
+  const char* fn = "backward";
+  detail::check_size(fn, "p", p, rows.size());
+  detail::check_size(fn, "g", g, rows.size());
+  detail::check_size(fn, "dx", dx, rows.size());
+  detail::check_no_partial_overlap(fn, "p", p, "dx", dx);
+  detail::check_no_partial_overlap(fn, "g", g, "dx", dx);
+  detail::check_per_row(fn, "parameter", family.parameter, rows.count);
+  for (std::size_t r = 0; r < rows.count; ++r)
+    detail::check_parameter(fn, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
+  if (rows.length == 0) return;
+  detail::parallel_rows(rows.count, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t r = begin; r < end; ++r) {
+      const std::size_t at = r * rows.length;
+      const double parameter = static_cast<double>(family.parameter[r]);
+      if (family.map == Map::normmax) {
+        detail::normmax_row(parameter, p.data() + at, g.data() + at, dx.data() + at, rows.length);
+      } else {
+        detail::centered_row(detail::weights_of<T>(family.map, parameter), p.data() + at,
+                             g.data() + at, dx.data() + at, rows.length);
+      }
+    }
+  });
+}
+
+template void backward(const Family<float>&, std::span<const float>, std::span<const float>,
+                       std::span<float>, Rows, Threads);
+template void backward(const Family<double>&, std::span<const double>, std::span<const double>,
+                       std::span<double>, Rows, Threads);
+
+}  // namespace sparcon

@@ -1,0 +1,241 @@
+// Forward maps of the discrete family (sparcon/discrete.h), one row at a time:
+//
+// - sparse power maps (entmax with alpha > 1, sparsemax, entmax-1.5, normmax): one SIMD read
+//   pass finds the maximum and collects the entries that can be in the support, the threshold
+//   is solved exactly on those few candidates (threshold.cc), one SIMD pass writes p;
+// - dense maps (softmax, entmax with alpha < 1) and budget: a max pass, the threshold on the
+//   whole row, a write pass.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "check.h"
+#include "compensated_sum.h"
+#include "discrete/forward_row.h"
+#include "discrete/simd_kernels.h"
+#include "discrete/threshold.h"
+#include "parallel_rows.h"
+#include "sparcon/discrete.h"
+
+namespace sparcon {
+namespace detail {
+namespace {
+
+using simd::Kernels;
+using simd::WriteKind;
+using simd::WriteParams;
+
+template <class T>
+constexpr T kInf = std::numeric_limits<T>::infinity();
+template <class T>
+constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
+
+constexpr std::size_t kInitialCapacity = 1024;
+
+// The largest T that is <= v: thresholds used to drop entries must never round upward.
+template <class T>
+T round_down(double v) {
+  const T t = static_cast<T>(v);
+  return static_cast<double>(t) > v ? std::nextafter(t, -kInf<T>) : t;
+}
+
+// p_i = [1 + a (y_i - lambda)]_+^k / Z over the row, and the row's threshold.
+template <class T>
+struct PowerSolution {
+  T max;
+  PowerThreshold threshold;
+  bool not_finite = false;
+};
+
+// The threshold of a sparse power map (a > 0): candidates are entries with
+// y > lambda - 1/a for a proven lower bound lambda >= 0, so y > -1/a at first. When the buffer
+// fills, the threshold of the candidates so far (a lower bound of the row's) raises the floor
+// and the buffer is compacted; it grows only when compaction frees too little.
+template <class T>
+PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, double k,
+                                        RowScratch<T>& scratch) {
+  const double gap = 1 / a;
+  if (scratch.buffer.size() < kInitialCapacity) scratch.buffer.resize(kInitialCapacity);
+  simd::CandidateScan<T> scan{.x = x,
+                              .length = n,
+                              .running_max = -kInf<T>,
+                              .gap = static_cast<T>(gap),
+                              .floor = -kInf<T>,
+                              .buffer = scratch.buffer.data(),
+                              .capacity = scratch.buffer.size()};
+  auto load_candidates = [&](T max) {
+    scratch.y.resize(scan.count);
+    for (std::size_t i = 0; i < scan.count; ++i)
+      scratch.y[i] = static_cast<double>(scan.buffer[i]) - static_cast<double>(max);
+  };
+  for (;;) {
+    Kernels<T>::scan(scan);
+    if (scan.not_finite) return {kNaN<T>, {}, true};
+    if (scan.position == n) break;
+    // Full: prune with the threshold of the candidates seen so far.
+    load_candidates(scan.running_max);
+    const PowerThreshold bound = solve_power_threshold(scratch.y, a, k, n);
+    const double floor = static_cast<double>(scan.running_max) + bound.lambda - gap;
+    scan.floor = std::max(scan.floor, round_down<T>(floor - 4 * std::numeric_limits<double>::epsilon() *
+                                                              (std::abs(floor) + gap)));
+    scan.count = static_cast<std::size_t>(
+        std::remove_if(scan.buffer, scan.buffer + scan.count, [&](T v) { return v <= scan.floor; }) -
+        scan.buffer);
+    if (scan.count > scan.capacity / 2) {
+      scratch.buffer.resize(2 * scan.capacity);
+      scan.buffer = scratch.buffer.data();
+      scan.capacity = scratch.buffer.size();
+    }
+  }
+  if (scan.running_max == -kInf<T>) return {-kInf<T>, {}, false};  // every entry is -inf
+  load_candidates(scan.running_max);
+  return {scan.running_max, solve_power_threshold(scratch.y, a, k, n), false};
+}
+
+// The same for a < 0 (entmax with alpha < 1): every entry is in the support.
+template <class T>
+PowerSolution<T> dense_power_threshold(const T* x, std::size_t n, double a, double k,
+                                       RowScratch<T>& scratch) {
+  const T max = Kernels<T>::max(x, n);
+  if (std::isnan(max) || max == kInf<T>) return {kNaN<T>, {}, true};
+  if (max == -kInf<T>) return {max, {}, false};
+  scratch.y.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    scratch.y[i] = static_cast<double>(x[i]) - static_cast<double>(max);
+  return {max, solve_power_threshold(scratch.y, a, k, n), false};
+}
+
+// Fills a row that has no distribution: NaN for a NaN/+inf row, 0 for an all -inf row.
+template <class T>
+void write_degenerate(T* p, std::size_t n, bool not_finite, T* tau) {
+  std::fill(p, p + n, not_finite ? kNaN<T> : T(0));
+  if (tau) *tau = not_finite ? kNaN<T> : kInf<T>;
+}
+
+// alpha-entmax for alpha != 1.
+template <class T>
+void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& scratch, T* tau) {
+  const double a = alpha - 1, k = 1 / a;
+  const PowerSolution<T> s = a > 0 ? sparse_power_threshold(x, n, a, k, scratch)
+                                   : dense_power_threshold(x, n, a, k, scratch);
+  if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
+  WriteParams<T> w{.kind = WriteKind::power, .shift = s.max};
+  if (k == 1 || k == 2) {
+    w.kind = k == 1 ? WriteKind::linear : WriteKind::square;
+    w.a = static_cast<T>(a);
+    w.c = static_cast<T>(s.threshold.offset);
+  } else {
+    w.a = static_cast<T>(a);
+    w.lambda = static_cast<T>(s.threshold.lambda);
+    w.k = static_cast<T>(k);
+  }
+  Kernels<T>::write(x, p, n, w);
+  if (tau) *tau = static_cast<T>(a * (static_cast<double>(s.max) + s.threshold.lambda) - 1);
+}
+
+// alpha-normmax: p_i = [y_i - t]_+^(1/(alpha-1)) / Z with sum_i [y_i - t]_+^(alpha/(alpha-1)) = 1,
+// i.e. the power equation with a = 1, k = alpha/(alpha-1), lambda = t + 1.
+template <class T>
+void normmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& scratch, T* tau) {
+  const double r = 1 / (alpha - 1), q = alpha * r;
+  const PowerSolution<T> s = sparse_power_threshold(x, n, 1.0, q, scratch);
+  if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
+  const double t = s.threshold.lambda - 1;
+  CompensatedSum z;  // scratch.y still holds every support entry
+  for (double v : scratch.y)
+    if (v > t) z += std::pow(v - t, r);
+  Kernels<T>::write(x, p, n,
+                    {.kind = WriteKind::power,
+                     .shift = s.max,
+                     .a = T(1),
+                     .lambda = static_cast<T>(t + 1),
+                     .k = static_cast<T>(r),
+                     .log_scale = static_cast<T>(-std::log(z.value()))});
+  if (tau) *tau = static_cast<T>(static_cast<double>(s.max) + t);
+}
+
+template <class T>
+void softmax_row(const T* x, T* p, std::size_t n, T* tau) {
+  const T max = Kernels<T>::max(x, n);
+  if (std::isnan(max) || max == kInf<T> || max == -kInf<T>)
+    return write_degenerate(p, n, max != -kInf<T>, tau);
+  Kernels<T>::write(x, p, n, {.kind = WriteKind::exponential, .shift = max});
+  const double sum = Kernels<T>::sum(p, n);
+  Kernels<T>::scale(p, n, static_cast<T>(1 / sum));
+  if (tau) *tau = static_cast<T>(static_cast<double>(max) + std::log(sum));
+}
+
+// Budget: p = clip(x - tau, 0, 1) with sum b; entries -inf get 0, so the budget is capped at
+// the number of finite entries (documented in discrete.h).
+template <class T>
+void budget_row(const T* x, T* p, std::size_t n, double b, RowScratch<T>& scratch, T* tau) {
+  const T max = Kernels<T>::max(x, n);
+  if (std::isnan(max) || max == kInf<T> || max == -kInf<T>)
+    return write_degenerate(p, n, max != -kInf<T>, tau);
+  scratch.y.resize(n);
+  std::size_t finite = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    scratch.y[i] = static_cast<double>(x[i]) - static_cast<double>(max);
+    finite += x[i] != -kInf<T>;
+  }
+  const double t = solve_budget(scratch.y, std::min(b, static_cast<double>(finite)));
+  Kernels<T>::write(x, p, n, {.kind = WriteKind::clip, .shift = max, .lambda = static_cast<T>(t)});
+  if (tau) *tau = static_cast<T>(static_cast<double>(max) + t);
+}
+
+}  // namespace
+
+template <class T>
+void forward_row(Map map, double parameter, const T* x, T* p, std::size_t n,
+                 RowScratch<T>& scratch, T* tau) {
+  switch (map) {
+    case Map::softmax:
+      return softmax_row(x, p, n, tau);
+    case Map::sparsemax:
+      return entmax_row(x, p, n, 2.0, scratch, tau);
+    case Map::entmax15:
+      return entmax_row(x, p, n, 1.5, scratch, tau);
+    case Map::entmax:
+      if (parameter == 1) return softmax_row(x, p, n, tau);
+      return entmax_row(x, p, n, parameter, scratch, tau);
+    case Map::normmax:
+      return normmax_row(x, p, n, parameter, scratch, tau);
+    case Map::budget:
+      return budget_row(x, p, n, parameter, scratch, tau);
+  }
+}
+
+template void forward_row(Map, double, const float*, float*, std::size_t, RowScratch<float>&, float*);
+template void forward_row(Map, double, const double*, double*, std::size_t, RowScratch<double>&,
+                          double*);
+
+}  // namespace detail
+
+template <std::floating_point T>
+void forward(const Family<T>& family, std::span<const T> x, std::span<T> p, Rows rows,
+             Threads threads, std::span<T> tau) {
+  const char* fn = "forward";
+  detail::check_size(fn, "x", x, rows.size());
+  detail::check_size(fn, "p", p, rows.size());
+  if (!tau.empty()) detail::check_size(fn, "tau", tau, rows.count, "rows.count");
+  detail::check_no_partial_overlap(fn, "x", x, "p", p);
+  detail::check_per_row(fn, "parameter", family.parameter, rows.count);
+  for (std::size_t r = 0; r < rows.count; ++r)
+    detail::check_parameter(fn, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
+  if (rows.length == 0) return;
+  detail::parallel_rows(rows.count, threads, [&](std::size_t begin, std::size_t end) {
+    detail::RowScratch<T> scratch;
+    for (std::size_t r = begin; r < end; ++r)
+      detail::forward_row(family.map, static_cast<double>(family.parameter[r]),
+                          x.data() + r * rows.length, p.data() + r * rows.length, rows.length,
+                          scratch, tau.empty() ? nullptr : tau.data() + r);
+  });
+}
+
+template void forward(const Family<float>&, std::span<const float>, std::span<float>, Rows, Threads,
+                      std::span<float>);
+template void forward(const Family<double>&, std::span<const double>, std::span<double>, Rows,
+                      Threads, std::span<double>);
+
+}  // namespace sparcon

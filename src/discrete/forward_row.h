@@ -1,0 +1,49 @@
+// One row of a forward map, for the batch functions (forward.cc) and the losses (losses.cc).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+#include "check.h"
+#include "sparcon/discrete.h"
+
+namespace sparcon::detail {
+
+/// Per-thread working memory, reused from row to row.
+template <class T>
+struct RowScratch {
+  std::vector<T> buffer;   ///< candidates of the SIMD scan
+  std::vector<double> y;   ///< shifted candidates for the threshold solver
+};
+
+/// p = map(x) for one row of length n >= 1; *tau (if tau is not null) gets its threshold.
+template <class T>
+void forward_row(Map map, double parameter, const T* x, T* p, std::size_t n,
+                 RowScratch<T>& scratch, T* tau);
+
+/// Throws unless `parameter` (alpha or the budget of row `row`) is valid for `map` on rows of
+/// length n.
+inline void check_parameter(const char* function, Map map, double parameter, std::size_t n,
+                            std::size_t row) {
+  switch (map) {
+    case Map::entmax:
+      if (!(parameter > 0) || !std::isfinite(parameter))
+        fail("sparcon::", function, ": alpha = ", parameter, " (row ", row, ") must be a finite number > 0");
+      return;
+    case Map::normmax:
+      if (!(parameter > 1) || !std::isfinite(parameter))
+        fail("sparcon::", function, ": alpha = ", parameter, " (row ", row,
+             ") must be a finite number > 1 for normmax");
+      return;
+    case Map::budget:
+      if (!(parameter > 0) || (n > 0 && !(parameter <= static_cast<double>(n))))
+        fail("sparcon::", function, ": budget = ", parameter, " (row ", row,
+             ") must lie in (0, rows.length = ", n, "]");
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace sparcon::detail

@@ -1,0 +1,363 @@
+// SIMD row kernels (see simd_kernels.h), written once with Google Highway and compiled for
+// every target it supports; HWY_DYNAMIC_DISPATCH picks the best one for the running CPU.
+//
+// Tails shorter than a vector are copied into a padded stack block and run through the same
+// vector code, so no kernel reads or writes outside the row.
+
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "discrete/simd_kernels.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
+// clang-format on
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "discrete/simd_kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sparcon::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class T>
+constexpr T kInf = std::numeric_limits<T>::infinity();
+
+// The widest vector of any target, for padded tails.
+constexpr std::size_t kMaxBytes = HWY_MAX_BYTES < 64 ? 64 : HWY_MAX_BYTES;
+
+// Calls body(index, vector_of_x) for full vectors of x[0, n), then for the tail padded with
+// `pad`; body(i, v, lanes) gets the number of valid lanes (N except for the tail).
+template <class D, class T, class Body>
+HWY_INLINE void ForEachVector(D d, const T* x, std::size_t n, T pad, Body&& body) {
+  const std::size_t N = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) body(i, hn::LoadU(d, x + i), N);
+  if (i < n) {
+    alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
+    std::fill(block, block + N, pad);
+    std::memcpy(block, x + i, (n - i) * sizeof(T));
+    body(i, hn::Load(d, block), n - i);
+  }
+}
+
+// Stores the first `lanes` lanes of v at out.
+template <class D, class V, class T>
+HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
+  if (lanes == hn::Lanes(d)) {
+    hn::StoreU(v, d, out);
+  } else {
+    alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
+    hn::Store(v, d, block);
+    std::memcpy(out, block, lanes * sizeof(T));
+  }
+}
+
+// ---- candidate scan --------------------------------------------------------------------------
+
+template <class T>
+void Scan(CandidateScan<T>& s) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
+
+  T running_max = s.running_max;
+  V threshold = hn::Set(d, std::max(running_max - s.gap, s.floor));
+
+  // The rare path: v has a lane above the threshold (or a NaN, which fails every `<=`).
+  // Returns false when the row holds a NaN or +inf.
+  auto take = [&](V v) HWY_ATTR -> bool {
+    if (!hn::AllFalse(d, hn::IsNaN(v))) return false;
+    const T vmax = hn::GetLane(hn::MaxOfLanes(d, v));
+    if (vmax == kInf<T>) return false;
+    if (vmax > running_max) {
+      running_max = vmax;
+      threshold = hn::Set(d, std::max(running_max - s.gap, s.floor));
+    }
+    const auto keep = hn::Gt(v, threshold);
+    // Compress into a register and store the whole vector: a compressing store straight to
+    // memory is microcoded and slow on some CPUs (AMD Zen 4). The buffer has N lanes of slack.
+    hn::StoreU(hn::Compress(v, keep), d, s.buffer + s.count);
+    s.count += hn::CountTrue(d, keep);
+    return true;
+  };
+  auto above = [&](V v) HWY_ATTR { return hn::Not(hn::Le(v, threshold)); };
+
+  std::size_t i = s.position;
+  const std::size_t n = s.length;
+  bool finite = true;
+  // Four vectors per test: the common case (nothing above the threshold) is 4 loads,
+  // 4 compares and one branch.
+  for (; finite && i + 4 * N <= n && s.count + 4 * N <= s.capacity; i += 4 * N) {
+    const V v0 = hn::LoadU(d, s.x + i), v1 = hn::LoadU(d, s.x + i + N);
+    const V v2 = hn::LoadU(d, s.x + i + 2 * N), v3 = hn::LoadU(d, s.x + i + 3 * N);
+    const auto any = hn::Or(hn::Or(above(v0), above(v1)), hn::Or(above(v2), above(v3)));
+    if (HWY_LIKELY(hn::AllFalse(d, any))) continue;
+    finite = take(v0) && take(v1) && take(v2) && take(v3);
+  }
+  for (; finite && i < n && s.count + N <= s.capacity; i += N) {
+    alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
+    const T* src = s.x + i;
+    if (i + N > n) {  // tail, padded with -inf which is never a candidate
+      std::fill(block, block + N, -kInf<T>);
+      std::memcpy(block, s.x + i, (n - i) * sizeof(T));
+      src = block;
+    }
+    const V v = hn::LoadU(d, src);
+    if (!hn::AllFalse(d, above(v))) finite = take(v);
+  }
+  s.position = std::min(i, n);
+  s.running_max = running_max;
+  s.not_finite = !finite;
+}
+
+template <class T>
+T Max(const T* x, std::size_t n) {
+  const hn::ScalableTag<T> d;
+  auto acc = hn::Set(d, -kInf<T>);
+  auto nan = hn::IsNaN(acc);
+  ForEachVector(d, x, n, -kInf<T>, [&](std::size_t, auto v, std::size_t) HWY_ATTR {
+    acc = hn::Max(acc, v);
+    nan = hn::Or(nan, hn::IsNaN(v));
+  });
+  if (!hn::AllFalse(d, nan)) return std::numeric_limits<T>::quiet_NaN();
+  return hn::GetLane(hn::MaxOfLanes(d, acc));
+}
+
+// ---- write pass ------------------------------------------------------------------------------
+
+template <class T>
+void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
+  const hn::ScalableTag<T> d;
+  const auto shift = hn::Set(d, w.shift), a = hn::Set(d, w.a), c = hn::Set(d, w.c);
+  const auto lambda = hn::Set(d, w.lambda), k = hn::Set(d, w.k);
+  const auto log_scale = hn::Set(d, w.log_scale), zero = hn::Zero(d), one = hn::Set(d, T(1));
+  const auto minus_one = hn::Set(d, T(-1));
+
+  auto run = [&](auto f) HWY_ATTR {
+    ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
+      StorePartial(d, f(hn::Sub(v, shift)), p + i, lanes);
+    });
+  };
+  switch (w.kind) {
+    case WriteKind::linear:
+      run([&](auto y) HWY_ATTR { return hn::Max(hn::MulAdd(a, y, c), zero); });
+      break;
+    case WriteKind::square:
+      run([&](auto y) HWY_ATTR {
+        const auto u = hn::Max(hn::MulAdd(a, y, c), zero);
+        return hn::Mul(u, u);
+      });
+      break;
+    case WriteKind::power:
+      run([&](auto y) HWY_ATTR {
+        const auto t = hn::Mul(a, hn::Sub(y, lambda));
+        const auto inside = hn::Gt(t, minus_one);
+        if (hn::AllFalse(d, inside)) return zero;  // most vectors of a sparse row
+        const auto safe = hn::IfThenElseZero(inside, t);
+        const auto e = hn::Exp(d, hn::MulAdd(k, hn::Log1p(d, safe), log_scale));
+        return hn::IfThenElseZero(inside, e);
+      });
+      break;
+    case WriteKind::exponential:
+      run([&](auto y) HWY_ATTR { return hn::Exp(d, hn::Sub(y, lambda)); });
+      break;
+    case WriteKind::clip:
+      run([&](auto y) HWY_ATTR { return hn::Min(hn::Max(hn::Sub(y, lambda), zero), one); });
+      break;
+  }
+}
+
+// Sums in vector registers of the working type, flushed into double every kBlock entries so
+// that long float rows keep double accuracy.
+constexpr std::size_t kBlock = 256;
+
+template <class T>
+double Sum(const T* p, std::size_t n) {
+  const hn::ScalableTag<T> d;
+  double total = 0;
+  for (std::size_t begin = 0; begin < n; begin += kBlock) {
+    auto acc = hn::Zero(d);
+    ForEachVector(d, p + begin, std::min(kBlock, n - begin), T(0),
+                  [&](std::size_t, auto v, std::size_t) HWY_ATTR { acc = hn::Add(acc, v); });
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
+  }
+  return total;
+}
+
+template <class T>
+void Scale(T* p, std::size_t n, T factor) {
+  const hn::ScalableTag<T> d;
+  const auto f = hn::Set(d, factor);
+  ForEachVector(d, p, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
+    StorePartial(d, hn::Mul(v, f), p + i, lanes);
+  });
+}
+
+// ---- backward --------------------------------------------------------------------------------
+
+// s(p) for one vector, with `active` the lanes where s may be non-zero.
+template <class D, class V>
+HWY_INLINE V Weight(D d, V p, WeightKind kind, V e) {
+  using T = hn::TFromD<D>;
+  const auto zero = hn::Zero(d), one = hn::Set(d, T(1));
+  switch (kind) {
+    case WeightKind::support:
+      return hn::IfThenElseZero(hn::Gt(p, zero), one);
+    case WeightKind::interior:
+      return hn::IfThenElseZero(hn::And(hn::Gt(p, zero), hn::Lt(p, one)), one);
+    case WeightKind::identity:
+      return p;
+    case WeightKind::sqrt:
+      return hn::Sqrt(p);
+    case WeightKind::power: {
+      const auto positive = hn::Gt(p, zero);
+      if (hn::AllFalse(d, positive)) return zero;
+      const auto safe = hn::IfThenElse(positive, p, one);
+      return hn::IfThenElseZero(positive, hn::Exp(d, hn::Mul(e, hn::Log(d, safe))));
+    }
+  }
+  return zero;
+}
+
+template <class T>
+WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>& w) {
+  const hn::ScalableTag<T> d;
+  const std::size_t N = hn::Lanes(d);
+  const auto e = hn::Set(d, w.e);
+  WeightedSums out;
+  for (std::size_t begin = 0; begin < n; begin += kBlock) {
+    const std::size_t len = std::min(kBlock, n - begin);
+    auto sg = hn::Zero(d), s = hn::Zero(d);
+    ForEachVector(d, p + begin, len, T(0), [&](std::size_t i, auto pv, std::size_t lanes) HWY_ATTR {
+      alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)] = {};
+      const T* gi = g + begin + i;
+      if (lanes != N) {
+        std::memcpy(block, gi, lanes * sizeof(T));
+        gi = block;
+      }
+      const auto sv = Weight(d, pv, w.kind, e);
+      sg = hn::MulAdd(sv, hn::LoadU(d, gi), sg);
+      s = hn::Add(s, sv);
+    });
+    out.sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sg)));
+    out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s)));
+  }
+  return out;
+}
+
+template <class T>
+void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q,
+                    T factor) {
+  const hn::ScalableTag<T> d;
+  const std::size_t N = hn::Lanes(d);
+  const auto e = hn::Set(d, w.e), qv = hn::Set(d, q), f = hn::Set(d, factor);
+  ForEachVector(d, p, n, T(0), [&](std::size_t i, auto pv, std::size_t lanes) HWY_ATTR {
+    alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)] = {};
+    const T* gi = g + i;
+    if (lanes != N) {
+      std::memcpy(block, gi, lanes * sizeof(T));
+      gi = block;
+    }
+    const auto sv = hn::Mul(f, Weight(d, pv, w.kind, e));
+    StorePartial(d, hn::Mul(sv, hn::Sub(hn::LoadU(d, gi), qv)), dx + i, lanes);
+  });
+}
+
+// Non-template entry points, one per type, for HWY_EXPORT.
+void ScanF(CandidateScan<float>& s) { Scan(s); }
+void ScanD(CandidateScan<double>& s) { Scan(s); }
+float MaxF(const float* x, std::size_t n) { return Max(x, n); }
+double MaxD(const double* x, std::size_t n) { return Max(x, n); }
+void WriteF(const float* x, float* p, std::size_t n, const WriteParams<float>& w) { Write(x, p, n, w); }
+void WriteD(const double* x, double* p, std::size_t n, const WriteParams<double>& w) { Write(x, p, n, w); }
+double SumF(const float* p, std::size_t n) { return Sum(p, n); }
+double SumD(const double* p, std::size_t n) { return Sum(p, n); }
+void ScaleF(float* p, std::size_t n, float f) { Scale(p, n, f); }
+void ScaleD(double* p, std::size_t n, double f) { Scale(p, n, f); }
+WeightedSums SumWeightedF(const float* p, const float* g, std::size_t n, const Weights<float>& w) {
+  return SumWeighted(p, g, n, w);
+}
+WeightedSums SumWeightedD(const double* p, const double* g, std::size_t n, const Weights<double>& w) {
+  return SumWeighted(p, g, n, w);
+}
+void WeightedCenterF(const float* p, const float* g, float* dx, std::size_t n,
+                     const Weights<float>& w, float q, float f) {
+  WeightedCenter(p, g, dx, n, w, q, f);
+}
+void WeightedCenterD(const double* p, const double* g, double* dx, std::size_t n,
+                     const Weights<double>& w, double q, double f) {
+  WeightedCenter(p, g, dx, n, w, q, f);
+}
+
+}  // namespace sparcon::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace sparcon::simd {
+
+HWY_EXPORT(ScanF);
+HWY_EXPORT(ScanD);
+HWY_EXPORT(MaxF);
+HWY_EXPORT(MaxD);
+HWY_EXPORT(WriteF);
+HWY_EXPORT(WriteD);
+HWY_EXPORT(SumF);
+HWY_EXPORT(SumD);
+HWY_EXPORT(ScaleF);
+HWY_EXPORT(ScaleD);
+HWY_EXPORT(SumWeightedF);
+HWY_EXPORT(SumWeightedD);
+HWY_EXPORT(WeightedCenterF);
+HWY_EXPORT(WeightedCenterD);
+
+template <>
+void Kernels<float>::scan(CandidateScan<float>& s) { HWY_DYNAMIC_DISPATCH(ScanF)(s); }
+template <>
+void Kernels<double>::scan(CandidateScan<double>& s) { HWY_DYNAMIC_DISPATCH(ScanD)(s); }
+template <>
+float Kernels<float>::max(const float* x, std::size_t n) { return HWY_DYNAMIC_DISPATCH(MaxF)(x, n); }
+template <>
+double Kernels<double>::max(const double* x, std::size_t n) { return HWY_DYNAMIC_DISPATCH(MaxD)(x, n); }
+template <>
+void Kernels<float>::write(const float* x, float* p, std::size_t n, const WriteParams<float>& w) {
+  HWY_DYNAMIC_DISPATCH(WriteF)(x, p, n, w);
+}
+template <>
+void Kernels<double>::write(const double* x, double* p, std::size_t n, const WriteParams<double>& w) {
+  HWY_DYNAMIC_DISPATCH(WriteD)(x, p, n, w);
+}
+template <>
+double Kernels<float>::sum(const float* p, std::size_t n) { return HWY_DYNAMIC_DISPATCH(SumF)(p, n); }
+template <>
+double Kernels<double>::sum(const double* p, std::size_t n) { return HWY_DYNAMIC_DISPATCH(SumD)(p, n); }
+template <>
+void Kernels<float>::scale(float* p, std::size_t n, float f) { HWY_DYNAMIC_DISPATCH(ScaleF)(p, n, f); }
+template <>
+void Kernels<double>::scale(double* p, std::size_t n, double f) { HWY_DYNAMIC_DISPATCH(ScaleD)(p, n, f); }
+template <>
+WeightedSums Kernels<float>::weighted_sums(const float* p, const float* g, std::size_t n,
+                                           const Weights<float>& w) {
+  return HWY_DYNAMIC_DISPATCH(SumWeightedF)(p, g, n, w);
+}
+template <>
+WeightedSums Kernels<double>::weighted_sums(const double* p, const double* g, std::size_t n,
+                                            const Weights<double>& w) {
+  return HWY_DYNAMIC_DISPATCH(SumWeightedD)(p, g, n, w);
+}
+template <>
+void Kernels<float>::weighted_center(const float* p, const float* g, float* dx, std::size_t n,
+                                     const Weights<float>& w, float q, float f) {
+  HWY_DYNAMIC_DISPATCH(WeightedCenterF)(p, g, dx, n, w, q, f);
+}
+template <>
+void Kernels<double>::weighted_center(const double* p, const double* g, double* dx, std::size_t n,
+                                      const Weights<double>& w, double q, double f) {
+  HWY_DYNAMIC_DISPATCH(WeightedCenterD)(p, g, dx, n, w, q, f);
+}
+
+}  // namespace sparcon::simd
+#endif  // HWY_ONCE

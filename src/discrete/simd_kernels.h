@@ -1,0 +1,87 @@
+// The SIMD row kernels of the discrete core, compiled for every Highway target and chosen at
+// run time (simd_kernels.cc). Each works on one row; the row-level algorithms that call them
+// live in forward.cc and backward.cc. T is float or double.
+#pragma once
+
+#include <cstddef>
+
+namespace sparcon::simd {
+
+/// State of the single read pass that finds the row maximum and collects every entry that can
+/// be in the support: an entry is a candidate when x > max(running_max - gap, floor). `gap` is
+/// the distance below the maximum beyond which no entry is in the support (1/(alpha-1) for
+/// entmax); `floor` is a proven lower bound of the threshold found by pruning.
+template <class T>
+struct CandidateScan {
+  const T* x = nullptr;
+  std::size_t length = 0;
+  std::size_t position = 0;  ///< next entry to read; the scan returns at `length` or when full
+  T running_max;             ///< max of x[0, position), -inf at the start
+  T gap;
+  T floor;
+  T* buffer = nullptr;        ///< candidate values, in row order
+  std::size_t count = 0;      ///< candidates in buffer
+  std::size_t capacity = 0;   ///< buffer size; the scan stops before count could pass it
+  bool not_finite = false;    ///< set (and the scan stops) on a NaN or +inf entry
+};
+
+/// How the write pass turns a row x into p, with y = x - shift:
+enum class WriteKind {
+  linear,       ///< p = [a y + c]_+                      (sparsemax)
+  square,       ///< p = [a y + c]_+^2                    (entmax-1.5)
+  power,        ///< p = exp(k log1p(a (y - lambda)) + log_scale) where a (y - lambda) > -1, else 0
+  exponential,  ///< p = exp(y - lambda)                  (softmax)
+  clip,         ///< p = clip(y - lambda, 0, 1)           (budget)
+};
+
+template <class T>
+struct WriteParams {
+  WriteKind kind;
+  T shift;          ///< usually the row maximum, subtracted first so that y is exact near it
+  T a = 1, c = 0;   ///< linear, square
+  T lambda = 0;     ///< power, exponential, clip
+  T k = 1;          ///< power
+  T log_scale = 0;  ///< power
+};
+
+/// How the backward pass weighs entries: s_i, a function of p_i.
+enum class WeightKind {
+  support,   ///< s = 1 where p > 0       (sparsemax)
+  interior,  ///< s = 1 where 0 < p < 1   (budget)
+  identity,  ///< s = p                   (softmax)
+  sqrt,      ///< s = sqrt(p)             (entmax-1.5)
+  power,     ///< s = p^e where p > 0     (entmax, normmax)
+};
+
+template <class T>
+struct Weights {
+  WeightKind kind;
+  T e = 1;  ///< exponent for WeightKind::power
+};
+
+/// Sums for the backward pass: sum_i s_i g_i and sum_i s_i, in double.
+struct WeightedSums {
+  double sg = 0;
+  double s = 0;
+};
+
+template <class T>
+struct Kernels {
+  /// Runs (or resumes) a candidate scan; see CandidateScan.
+  static void scan(CandidateScan<T>& scan);
+  /// Maximum of x[0, n) (-inf for n = 0); NaN if any entry is NaN.
+  static T max(const T* x, std::size_t n);
+  /// p[i] = f(x[i]) as described by WriteParams; p may equal x.
+  static void write(const T* x, T* p, std::size_t n, const WriteParams<T>& params);
+  /// sum_i p[i] in double (after a write pass of kind exponential: the softmax normaliser).
+  static double sum(const T* p, std::size_t n);
+  /// p[i] *= factor.
+  static void scale(T* p, std::size_t n, T factor);
+  /// sum s_i g_i and sum s_i.
+  static WeightedSums weighted_sums(const T* p, const T* g, std::size_t n, const Weights<T>& w);
+  /// dx[i] = factor * s_i (g[i] - q); dx may equal g.
+  static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
+                              T q, T factor);
+};
+
+}  // namespace sparcon::simd

@@ -1,0 +1,36 @@
+// Exact thresholds of the discrete maps, solved on a small set of candidate entries.
+//
+// The caller shifts a row by its maximum (y_i = x_i - max x <= 0) and passes the entries that
+// can be in the support (every entry, or the candidates of the SIMD scan). All arithmetic is in
+// double with compensated sums, whatever the row type.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace sparcon::detail {
+
+/// Threshold of a row in shifted form. For the power maps (entmax, normmax), with
+/// y_i = x_i - max x:   p_i proportional to [1 + a (y_i - lambda)]_+^k = [a y_i + offset]_+^k,
+/// offset = 1 - a lambda. Entmax has a = alpha - 1, k = 1/a, and its unshifted tau of
+/// p_i = [(alpha-1) x_i - tau]_+^(1/(alpha-1)) is a (max x + lambda) - 1.
+struct PowerThreshold {
+  double lambda = 0;
+  double offset = 1;
+};
+
+/// Solves sum_i [1 + a (y_i - lambda)]_+^k = 1 for lambda, given a != 0 and k with a k > 0,
+/// the candidates y (max 0, every support entry present; entries found outside the support
+/// are removed from y as a side effect) and n the row length (for the bracket).
+/// k = 1 (sparsemax) and k = 2 (entmax-1.5, 2-normmax) finish with the closed form on the
+/// identified support, exact up to rounding; other k use Newton steps safeguarded by a
+/// bisection bracket, to machine precision. With a < 0 (entmax, alpha < 1) every entry is in
+/// the support.
+PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k, std::size_t n);
+
+/// Budget threshold t in shifted form: sum_i clip(y_i - t, 0, 1) = b, for 0 < b <= number of
+/// finite y. Exact: the closed form (sum_A y + |U| - b)/|A| on the identified active set A and
+/// saturated set U.
+double solve_budget(const std::vector<double>& y, double b);
+
+}  // namespace sparcon::detail
