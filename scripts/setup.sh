@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sparcon needs to build, test and benchmark. Idempotent: it
+# installs only what is missing (apt-get as root, or through sudo when not root).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libhwy-dev          # Google Highway: portable SIMD with runtime dispatch
+  libgtest-dev        # GoogleTest
+  libbenchmark-dev    # Google Benchmark
+  python3             # bench/run_discrete.py (standard library only)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
