@@ -32,6 +32,9 @@ template <class T>
 constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
 
 constexpr std::size_t kInitialCapacity = 1024;
+// Rows up to this length (256 KiB of floats) are read twice from cache: a max pass, then the
+// candidate scan against the final maximum.
+constexpr std::size_t kCachedRow = 65536;
 
 // The largest T that is <= v: thresholds used to drop entries must never round upward.
 template <class T>
@@ -49,9 +52,11 @@ struct PowerSolution {
 };
 
 // The threshold of a sparse power map (a > 0): candidates are entries with
-// y > lambda - 1/a for a proven lower bound lambda >= 0, so y > -1/a at first. When the buffer
-// fills, the threshold of the candidates so far (a lower bound of the row's) raises the floor
-// and the buffer is compacted; it grows only when compaction frees too little.
+// y > lambda - 1/a for a proven lower bound lambda >= 0, so y > -1/a at first. Rows that fit in
+// cache get their maximum first, so that the scan keeps only the entries within 1/a of it; long
+// rows find it on the way. When the buffer fills, the threshold of the candidates so far (a
+// lower bound of the row's) raises the floor and the buffer is compacted; it grows only when
+// compaction frees too little.
 template <class T>
 PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, double k,
                                         RowScratch<T>& scratch) {
@@ -64,10 +69,19 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
                               .floor = -kInf<T>,
                               .buffer = scratch.buffer.data(),
                               .capacity = scratch.buffer.size()};
+  if (n <= kCachedRow) {
+    scan.running_max = Kernels<T>::max(x, n);
+    if (std::isnan(scan.running_max) || scan.running_max == kInf<T>) return {kNaN<T>, {}, true};
+  }
   auto load_candidates = [&](T max) {
     scratch.y.resize(scan.count);
     for (std::size_t i = 0; i < scan.count; ++i)
       scratch.y[i] = static_cast<double>(scan.buffer[i]) - static_cast<double>(max);
+  };
+  // A lower bound of lambda relative to `max`, from the floor (an absolute lower bound of
+  // the threshold max + lambda - 1/a).
+  auto lambda_floor = [&](T max) {
+    return std::max(0.0, static_cast<double>(scan.floor) + gap - static_cast<double>(max));
   };
   for (;;) {
     Kernels<T>::scan(scan);
@@ -75,7 +89,8 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
     if (scan.position == n) break;
     // Full: prune with the threshold of the candidates seen so far.
     load_candidates(scan.running_max);
-    const PowerThreshold bound = solve_power_threshold(scratch.y, a, k, n);
+    const PowerThreshold bound =
+        solve_power_threshold(scratch.y, a, k, n, lambda_floor(scan.running_max));
     const double floor = static_cast<double>(scan.running_max) + bound.lambda - gap;
     scan.floor = std::max(scan.floor, round_down<T>(floor - 4 * std::numeric_limits<double>::epsilon() *
                                                               (std::abs(floor) + gap)));
@@ -90,7 +105,8 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
   }
   if (scan.running_max == -kInf<T>) return {-kInf<T>, {}, false};  // every entry is -inf
   load_candidates(scan.running_max);
-  return {scan.running_max, solve_power_threshold(scratch.y, a, k, n), false};
+  return {scan.running_max,
+          solve_power_threshold(scratch.y, a, k, n, lambda_floor(scan.running_max)), false};
 }
 
 // The same for a < 0 (entmax with alpha < 1): every entry is in the support.

@@ -21,12 +21,14 @@ struct PowerThreshold {
 
 /// Solves sum_i [1 + a (y_i - lambda)]_+^k = 1 for lambda, given a != 0 and k with a k > 0,
 /// the candidates y (max 0, every support entry present; entries found outside the support
-/// are removed from y as a side effect) and n the row length (for the bracket).
+/// are removed from y as a side effect), n the row length (for the bracket) and a known lower
+/// bound lambda_lo >= 0 of lambda (0 always is one).
 /// k = 1 (sparsemax) and k = 2 (entmax-1.5, 2-normmax) finish with the closed form on the
 /// identified support, exact up to rounding; other k use Newton steps safeguarded by a
 /// bisection bracket, to machine precision. With a < 0 (entmax, alpha < 1) every entry is in
 /// the support.
-PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k, std::size_t n);
+PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k, std::size_t n,
+                                     double lambda_lo = 0);
 
 /// Budget threshold t in shifted form: sum_i clip(y_i - t, 0, 1) = b, for 0 < b <= number of
 /// finite y. Exact: the closed form (sum_A y + |U| - b)/|A| on the identified active set A and
