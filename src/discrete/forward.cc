@@ -35,6 +35,9 @@ constexpr std::size_t kInitialCapacity = 1024;
 // Rows up to this length (256 KiB of floats) are read twice from cache: a max pass, then the
 // candidate scan against the final maximum.
 constexpr std::size_t kCachedRow = 65536;
+// With a gap of at most 2 (alpha >= 1.5) the entries within the gap of the maximum are few,
+// and collecting them all at once beats pruning as the scan goes.
+constexpr double kCollectGap = 2;
 
 // The largest T that is <= v: thresholds used to drop entries must never round upward.
 template <class T>
@@ -53,8 +56,8 @@ struct PowerSolution {
 
 // The threshold of a sparse power map (a > 0): candidates are entries with
 // y > lambda - 1/a for a proven lower bound lambda >= 0, so y > -1/a at first. Rows that fit in
-// cache get their maximum first, so that the scan keeps only the entries within 1/a of it; long
-// rows find it on the way. When the buffer fills, the threshold of the candidates so far (a
+// cache get their maximum first (for alpha >= 1.5 one branch-free pass then collects the entries
+// within 1/a of it); long rows find the maximum on the way, in a single read pass. When the buffer fills, the threshold of the candidates so far (a
 // lower bound of the row's) raises the floor and the buffer is compacted; it grows only when
 // compaction frees too little.
 template <class T>
@@ -72,6 +75,18 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
   if (n <= kCachedRow) {
     scan.running_max = Kernels<T>::max(x, n);
     if (std::isnan(scan.running_max) || scan.running_max == kInf<T>) return {kNaN<T>, {}, true};
+    if (scan.running_max == -kInf<T>) return {scan.running_max, {}, false};
+    if (gap <= kCollectGap) {
+      // Few candidates: collect them all in one branch-free pass, no pruning needed.
+      const T max = scan.running_max;
+      if (scratch.buffer.size() < n + simd::kMaxLanes) scratch.buffer.resize(n + simd::kMaxLanes);
+      const std::size_t count =
+          Kernels<T>::collect(x, n, static_cast<T>(max - scan.gap), scratch.buffer.data());
+      scratch.y.resize(count);
+      for (std::size_t i = 0; i < count; ++i)
+        scratch.y[i] = static_cast<double>(scratch.buffer[i]) - static_cast<double>(max);
+      return {max, solve_power_threshold(scratch.y, a, k, n), false};
+    }
   }
   auto load_candidates = [&](T max) {
     scratch.y.resize(scan.count);

@@ -114,6 +114,20 @@ void Scan(CandidateScan<T>& s) {
   s.not_finite = !finite;
 }
 
+// Branch-free: every vector is compressed and stored, so `out` needs n + Lanes entries.
+template <class T>
+std::size_t Collect(const T* x, std::size_t n, T threshold, T* out) {
+  const hn::ScalableTag<T> d;
+  const auto t = hn::Set(d, threshold);
+  std::size_t count = 0;
+  ForEachVector(d, x, n, -kInf<T>, [&](std::size_t, auto v, std::size_t) HWY_ATTR {
+    const auto keep = hn::Gt(v, t);
+    hn::StoreU(hn::Compress(v, keep), d, out + count);
+    count += hn::CountTrue(d, keep);
+  });
+  return count;
+}
+
 template <class T>
 T Max(const T* x, std::size_t n) {
   const hn::ScalableTag<T> d;
@@ -270,6 +284,8 @@ void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<
 // Non-template entry points, one per type, for HWY_EXPORT.
 void ScanF(CandidateScan<float>& s) { Scan(s); }
 void ScanD(CandidateScan<double>& s) { Scan(s); }
+std::size_t CollectF(const float* x, std::size_t n, float t, float* out) { return Collect(x, n, t, out); }
+std::size_t CollectD(const double* x, std::size_t n, double t, double* out) { return Collect(x, n, t, out); }
 float MaxF(const float* x, std::size_t n) { return Max(x, n); }
 double MaxD(const double* x, std::size_t n) { return Max(x, n); }
 void WriteF(const float* x, float* p, std::size_t n, const WriteParams<float>& w) { Write(x, p, n, w); }
@@ -301,6 +317,8 @@ namespace sparcon::simd {
 
 HWY_EXPORT(ScanF);
 HWY_EXPORT(ScanD);
+HWY_EXPORT(CollectF);
+HWY_EXPORT(CollectD);
 HWY_EXPORT(MaxF);
 HWY_EXPORT(MaxD);
 HWY_EXPORT(WriteF);
@@ -318,6 +336,14 @@ template <>
 void Kernels<float>::scan(CandidateScan<float>& s) { HWY_DYNAMIC_DISPATCH(ScanF)(s); }
 template <>
 void Kernels<double>::scan(CandidateScan<double>& s) { HWY_DYNAMIC_DISPATCH(ScanD)(s); }
+template <>
+std::size_t Kernels<float>::collect(const float* x, std::size_t n, float t, float* out) {
+  return HWY_DYNAMIC_DISPATCH(CollectF)(x, n, t, out);
+}
+template <>
+std::size_t Kernels<double>::collect(const double* x, std::size_t n, double t, double* out) {
+  return HWY_DYNAMIC_DISPATCH(CollectD)(x, n, t, out);
+}
 template <>
 float Kernels<float>::max(const float* x, std::size_t n) { return HWY_DYNAMIC_DISPATCH(MaxF)(x, n); }
 template <>

@@ -11,6 +11,9 @@ namespace sparcon::simd {
 /// be in the support: an entry is a candidate when x > max(running_max - gap, floor). `gap` is
 /// the distance below the maximum beyond which no entry is in the support (1/(alpha-1) for
 /// entmax); `floor` is a proven lower bound of the threshold found by pruning.
+/// More lanes than any vector of any target holds.
+inline constexpr std::size_t kMaxLanes = 256;
+
 template <class T>
 struct CandidateScan {
   const T* x = nullptr;
@@ -69,6 +72,9 @@ template <class T>
 struct Kernels {
   /// Runs (or resumes) a candidate scan; see CandidateScan.
   static void scan(CandidateScan<T>& scan);
+  /// Copies the entries x > threshold of x[0, n) to out, in order; returns their number.
+  /// `out` must have room for n + kMaxLanes entries (whole vectors are stored).
+  static std::size_t collect(const T* x, std::size_t n, T threshold, T* out);
   /// Maximum of x[0, n) (-inf for n = 0); NaN if any entry is NaN.
   static T max(const T* x, std::size_t n);
   /// p[i] = f(x[i]) as described by WriteParams; p may equal x.

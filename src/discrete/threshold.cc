@@ -43,23 +43,31 @@ PowerThreshold linear_threshold(std::vector<double>& y, double a) {
 // Newton step from the left on the convex f(tau) = sum (z - tau)_+^2 - 1 raises the lower
 // bound and removes entries. The accepted tau_S is recomputed with compensated sums.
 PowerThreshold quadratic_threshold(std::vector<double>& y, double a, double tau) {
+  drop_at_or_below(y, tau / a);
   for (int it = 0; it < kMaxIterations; ++it) {
-    drop_at_or_below(y, tau / a);
-    const double size = static_cast<double>(y.size());
-    double s1 = 0, s2 = 0, lowest = 0, f = -1, slope = 0;
+    // One Newton step from the left, dropping the entries it proves outside the support.
+    double f = -1, slope = 0;
     for (double v : y) {
-      const double z = a * v, u = z - tau;
-      s1 += z;
-      s2 += z * z;
-      lowest = std::min(lowest, z);
+      const double u = a * v - tau;
       f += u * u;
       slope += 2 * u;
     }
-    const double mean = s1 / size, m2 = std::max(0.0, s2 - s1 * mean);
-    if (m2 <= 1 && lowest >= mean - std::sqrt((1 - m2) / size)) break;
     const double next = tau + f / slope;
     if (!(next > tau)) break;  // converged to rounding
     tau = next;
+    const std::size_t before = y.size();
+    drop_at_or_below(y, tau / a);
+    if (y.size() != before) continue;
+    // The support did not change: try the closed form on it.
+    const double size = static_cast<double>(y.size());
+    double s1 = 0, s2 = 0, lowest = 0;
+    for (double v : y) {
+      s1 += a * v;
+      s2 += (a * v) * (a * v);
+      lowest = std::min(lowest, a * v);
+    }
+    const double mean = s1 / size, m2 = std::max(0.0, s2 - s1 * mean);
+    if (m2 <= 1 && lowest >= mean - std::sqrt((1 - m2) / size)) break;
   }
   const double size = static_cast<double>(y.size());
   CompensatedSum s1;
