@@ -46,6 +46,14 @@ T round_down(double v) {
   return static_cast<double>(t) > v ? std::nextafter(t, -kInf<T>) : t;
 }
 
+// max - gap, or the float just below max when the gap is lost to rounding: entries strictly
+// above it include every entry of the support.
+template <class T>
+T below(T max, T gap) {
+  const T t = max - gap;
+  return t < max ? t : std::nextafter(max, -kInf<T>);
+}
+
 // p_i = [1 + a (y_i - lambda)]_+^k / Z over the row, and the row's threshold.
 template <class T>
 struct PowerSolution {
@@ -71,7 +79,8 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
                               .gap = static_cast<T>(gap),
                               .floor = -kInf<T>,
                               .buffer = scratch.buffer.data(),
-                              .capacity = scratch.buffer.size()};
+                              .capacity = kInitialCapacity};  // per row: results never depend
+                                                              // on earlier rows
   if (n <= kCachedRow) {
     scan.running_max = Kernels<T>::max(x, n);
     if (std::isnan(scan.running_max) || scan.running_max == kInf<T>) return {kNaN<T>, {}, true};
@@ -81,7 +90,7 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
       const T max = scan.running_max;
       if (scratch.buffer.size() < n + simd::kMaxLanes) scratch.buffer.resize(n + simd::kMaxLanes);
       const std::size_t count =
-          Kernels<T>::collect(x, n, static_cast<T>(max - scan.gap), scratch.buffer.data());
+          Kernels<T>::collect(x, n, below(max, scan.gap), scratch.buffer.data());
       scratch.y.resize(count);
       for (std::size_t i = 0; i < count; ++i)
         scratch.y[i] = static_cast<double>(scratch.buffer[i]) - static_cast<double>(max);
@@ -113,9 +122,9 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
         std::remove_if(scan.buffer, scan.buffer + scan.count, [&](T v) { return v <= scan.floor; }) -
         scan.buffer);
     if (scan.count > scan.capacity / 2) {
-      scratch.buffer.resize(2 * scan.capacity);
+      scan.capacity *= 2;
+      if (scratch.buffer.size() < scan.capacity) scratch.buffer.resize(scan.capacity);
       scan.buffer = scratch.buffer.data();
-      scan.capacity = scratch.buffer.size();
     }
   }
   if (scan.running_max == -kInf<T>) return {-kInf<T>, {}, false};  // every entry is -inf
@@ -131,9 +140,9 @@ PowerSolution<T> dense_power_threshold(const T* x, std::size_t n, double a, doub
   const T max = Kernels<T>::max(x, n);
   if (std::isnan(max) || max == kInf<T>) return {kNaN<T>, {}, true};
   if (max == -kInf<T>) return {max, {}, false};
-  scratch.y.resize(n);
-  for (std::size_t i = 0; i < n; ++i)
-    scratch.y[i] = static_cast<double>(x[i]) - static_cast<double>(max);
+  scratch.y.clear();
+  for (std::size_t i = 0; i < n; ++i)  // masked entries (-inf) have p = 0
+    if (x[i] != -kInf<T>) scratch.y.push_back(static_cast<double>(x[i]) - static_cast<double>(max));
   return {max, solve_power_threshold(scratch.y, a, k, n), false};
 }
 
@@ -152,10 +161,14 @@ void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& sc
                                    : dense_power_threshold(x, n, a, k, scratch);
   if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
   WriteParams<T> w{.kind = WriteKind::power, .shift = s.max};
-  if (k == 1 || k == 2) {
-    w.kind = k == 1 ? WriteKind::linear : WriteKind::square;
+  if (k == 1 || k == 2 || (k > 0 && k < 1)) {
+    w.kind = k == 1 ? WriteKind::linear : k == 2 ? WriteKind::square : WriteKind::offset_power;
     w.a = static_cast<T>(a);
     w.c = static_cast<T>(s.threshold.offset);
+    w.k = static_cast<T>(k);
+    w.exact_a = a;
+    w.exact_offset = s.threshold.offset;
+    w.exact_k = k;
   } else {
     w.a = static_cast<T>(a);
     w.lambda = static_cast<T>(s.threshold.lambda);
@@ -204,15 +217,25 @@ void budget_row(const T* x, T* p, std::size_t n, double b, RowScratch<T>& scratc
   const T max = Kernels<T>::max(x, n);
   if (std::isnan(max) || max == kInf<T> || max == -kInf<T>)
     return write_degenerate(p, n, max != -kInf<T>, tau);
+  // Solve once in the row's coordinates, then again relative to a pivot next to the threshold
+  // (the entry closest to it): the active entries lie within 1 of t, so they are exact
+  // relative to the pivot, however far they are from the maximum.
   scratch.y.resize(n);
   std::size_t finite = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    scratch.y[i] = static_cast<double>(x[i]) - static_cast<double>(max);
+    scratch.y[i] = static_cast<double>(x[i]);
     finite += x[i] != -kInf<T>;
   }
-  const double t = solve_budget(scratch.y, std::min(b, static_cast<double>(finite)));
-  Kernels<T>::write(x, p, n, {.kind = WriteKind::clip, .shift = max, .lambda = static_cast<T>(t)});
-  if (tau) *tau = static_cast<T>(static_cast<double>(max) + t);
+  const double budget = std::min(b, static_cast<double>(finite));
+  const double rough = solve_budget(scratch.y, budget);
+  double pivot = static_cast<double>(max);
+  for (double v : scratch.y)
+    if (std::abs(v - rough) < std::abs(pivot - rough)) pivot = v;
+  for (double& v : scratch.y) v -= pivot;
+  const double t = solve_budget(scratch.y, budget);
+  Kernels<T>::write(x, p, n, {.kind = WriteKind::clip, .shift = static_cast<T>(pivot),
+                              .lambda = static_cast<T>(t)});
+  if (tau) *tau = static_cast<T>(pivot + t);
 }
 
 }  // namespace
@@ -251,7 +274,7 @@ void forward(const Family<T>& family, std::span<const T> x, std::span<T> p, Rows
   detail::check_size(fn, "p", p, rows.size());
   if (!tau.empty()) detail::check_size(fn, "tau", tau, rows.count, "rows.count");
   detail::check_no_partial_overlap(fn, "x", x, "p", p);
-  detail::check_per_row(fn, "parameter", family.parameter, rows.count);
+  detail::check_per_row(fn, detail::parameter_name(family.map), family.parameter, rows.count);
   for (std::size_t r = 0; r < rows.count; ++r)
     detail::check_parameter(fn, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
   if (rows.length == 0) return;

@@ -22,6 +22,11 @@ template <class T>
 void forward_row(Map map, double parameter, const T* x, T* p, std::size_t n,
                  RowScratch<T>& scratch, T* tau);
 
+/// The name of the family's parameter in messages.
+inline const char* parameter_name(Map map) {
+  return map == Map::budget ? "budget" : map == Map::entmax || map == Map::normmax ? "alpha" : "parameter";
+}
+
 /// Throws unless `parameter` (alpha or the budget of row `row`) is valid for `map` on rows of
 /// length n.
 inline void check_parameter(const char* function, Map map, double parameter, std::size_t n,

@@ -13,6 +13,7 @@
 // clang-format on
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -58,6 +59,15 @@ HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
 
 // ---- candidate scan --------------------------------------------------------------------------
 
+// Entries strictly above this are candidates: max - gap, but never max itself (when the gap is
+// below the spacing of floats near max, max - gap rounds to max).
+template <class T>
+T CandidateThreshold(T max, T gap, T floor) {
+  T t = max - gap;
+  if (t >= max && max != -kInf<T>) t = std::nextafter(max, -kInf<T>);
+  return std::max(t, floor);
+}
+
 template <class T>
 void Scan(CandidateScan<T>& s) {
   const hn::ScalableTag<T> d;
@@ -65,7 +75,7 @@ void Scan(CandidateScan<T>& s) {
   const std::size_t N = hn::Lanes(d);
 
   T running_max = s.running_max;
-  V threshold = hn::Set(d, std::max(running_max - s.gap, s.floor));
+  V threshold = hn::Set(d, CandidateThreshold(running_max, s.gap, s.floor));
 
   // The rare path: v has a lane above the threshold (or a NaN, which fails every `<=`).
   // Returns false when the row holds a NaN or +inf.
@@ -75,7 +85,7 @@ void Scan(CandidateScan<T>& s) {
     if (vmax == kInf<T>) return false;
     if (vmax > running_max) {
       running_max = vmax;
-      threshold = hn::Set(d, std::max(running_max - s.gap, s.floor));
+      threshold = hn::Set(d, CandidateThreshold(running_max, s.gap, s.floor));
     }
     const auto keep = hn::Gt(v, threshold);
     // Compress into a register and store the whole vector: a compressing store straight to
@@ -149,7 +159,7 @@ void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
   const auto shift = hn::Set(d, w.shift), a = hn::Set(d, w.a), c = hn::Set(d, w.c);
   const auto lambda = hn::Set(d, w.lambda), k = hn::Set(d, w.k);
   const auto log_scale = hn::Set(d, w.log_scale), zero = hn::Zero(d), one = hn::Set(d, T(1));
-  const auto minus_one = hn::Set(d, T(-1));
+  const auto minus_one = hn::Set(d, T(-1)), infinity = hn::Set(d, kInf<T>);
 
   auto run = [&](auto f) HWY_ATTR {
     ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
@@ -169,12 +179,39 @@ void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
     case WriteKind::power:
       run([&](auto y) HWY_ATTR {
         const auto t = hn::Mul(a, hn::Sub(y, lambda));
-        const auto inside = hn::Gt(t, minus_one);
+        // Outside: below the support, or a masked entry (-inf; +inf in t when a < 0).
+        const auto inside = hn::And(hn::Gt(t, minus_one), hn::Lt(t, infinity));
         if (hn::AllFalse(d, inside)) return zero;  // most vectors of a sparse row
         const auto safe = hn::IfThenElseZero(inside, t);
         const auto e = hn::Exp(d, hn::MulAdd(k, hn::Log1p(d, safe), log_scale));
         return hn::IfThenElseZero(inside, e);
       });
+      break;
+    case WriteKind::offset_power:
+      if constexpr (std::is_same_v<T, float>) {
+        // p = u^k with k < 1 is ill-conditioned where u is tiny, and c rounded to float would
+        // move such entries by far more than 1e-6: vectors that may hold support entries are
+        // finished lane by lane in double, from the exact offset.
+        const auto margin = hn::Set(d, T(1e-4));
+        ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
+          const auto u = hn::MulAdd(a, hn::Sub(v, shift), c);
+          if (hn::AllFalse(d, hn::Gt(u, hn::Neg(margin)))) return StorePartial(d, zero, p + i, lanes);
+          alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
+          hn::Store(v, d, block);
+          for (std::size_t j = 0; j < lanes; ++j) {
+            const double uj = w.exact_a * (double(block[j]) - double(w.shift)) + w.exact_offset;
+            p[i + j] = uj > 0 && uj < kInf<double> ? static_cast<T>(std::pow(uj, w.exact_k)) : T(0);
+          }
+        });
+      } else {
+        run([&](auto y) HWY_ATTR {
+          const auto u = hn::MulAdd(a, y, c);
+          const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
+          if (hn::AllFalse(d, inside)) return zero;
+          const auto safe = hn::IfThenElse(inside, u, one);
+          return hn::IfThenElseZero(inside, hn::Exp(d, hn::Mul(k, hn::Log(d, safe))));
+        });
+      }
       break;
     case WriteKind::exponential:
       run([&](auto y) HWY_ATTR { return hn::Exp(d, hn::Sub(y, lambda)); });

@@ -33,6 +33,7 @@ enum class WriteKind {
   linear,       ///< p = [a y + c]_+                      (sparsemax)
   square,       ///< p = [a y + c]_+^2                    (entmax-1.5)
   power,        ///< p = exp(k log1p(a (y - lambda)) + log_scale) where a (y - lambda) > -1, else 0
+  offset_power, ///< p = [a y + c]_+^k, through exp(k log(.))  (entmax, alpha > 2)
   exponential,  ///< p = exp(y - lambda)                  (softmax)
   clip,         ///< p = clip(y - lambda, 0, 1)           (budget)
 };
@@ -41,10 +42,13 @@ template <class T>
 struct WriteParams {
   WriteKind kind;
   T shift;          ///< usually the row maximum, subtracted first so that y is exact near it
-  T a = 1, c = 0;   ///< linear, square
+  T a = 1, c = 0;   ///< linear, square, offset_power
   T lambda = 0;     ///< power, exponential, clip
-  T k = 1;          ///< power
+  T k = 1;          ///< power, offset_power
   T log_scale = 0;  ///< power
+  /// offset_power in float rows: a, c and k in double (entries near the support boundary are
+  /// recomputed in double from them).
+  double exact_a = 1, exact_offset = 0, exact_k = 1;
 };
 
 /// How the backward pass weighs entries: s_i, a function of p_i.

@@ -149,12 +149,42 @@ PowerThreshold general_threshold(std::vector<double>& y, double a, double k, std
   return {lambda, 1 - a * lambda};
 }
 
+// 0 < k < 1 (entmax, alpha > 2): the same equation in the offset c = 1 - a lambda, the value
+// of the base at the maximum: f(c) = sum [c + a y]_+^k - 1 is increasing. With many entries
+// near the maximum, c is tiny and 1 - a lambda would be lost to rounding; c itself keeps full
+// relative precision. Newton steps, bracketed by bisection on [n^(-1/k), 1].
+PowerThreshold offset_threshold(std::vector<double>& y, double a, double k, std::size_t n) {
+  double lo = std::exp(-std::log(static_cast<double>(n)) / k), hi = 1;
+  double c = hi;
+  for (int it = 0; it < kMaxIterations; ++it) {
+    double f = -1, slope = 0;
+    for (double v : y) {
+      const double u = c + a * v;
+      if (u <= 0) continue;
+      const double uk1 = std::pow(u, k - 1);
+      f += uk1 * u;
+      slope += k * uk1;
+    }
+    (f >= 0 ? hi : lo) = c;
+    if (f == 0 || slope == 0) break;
+    double next = c - f / slope;
+    if (!(next > lo && next < hi)) next = lo + 0.5 * (hi - lo);
+    // Near an entry at the support boundary f' is huge and steps are tiny long before f is
+    // 0, so stop on the bracket, not on the step.
+    const bool done = next == c || hi - lo <= 2 * kEps * hi;
+    c = next;
+    if (done) break;
+  }
+  return {(1 - c) / a, c};
+}
+
 }  // namespace
 
 PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k, std::size_t n,
                                      double lambda_lo) {
   if (k == 1) return linear_threshold(y, a);
   if (k == 2) return quadratic_threshold(y, a, a * lambda_lo - 1);
+  if (k > 0 && k < 1) return offset_threshold(y, a, k, n);
   return general_threshold(y, a, k, n, lambda_lo);
 }
 
@@ -162,10 +192,12 @@ double solve_budget(const std::vector<double>& y, double b) {
   // f(t) = sum clip(y - t, 0, 1) - b is piecewise linear and decreasing; with the active set
   // A = {0 < y - t < 1} and the saturated set U = {y - t >= 1} of a point t, the root of its
   // piece is (sum_A y + |U| - b) / |A|. Newton on the pieces, bracketed by bisection.
-  double lowest = 0;
-  for (double v : y)
+  double lowest = std::numeric_limits<double>::infinity(), highest = -lowest;
+  for (double v : y) {
     if (std::isfinite(v)) lowest = std::min(lowest, v);
-  double lo = lowest - 1, hi = 0;  // f(lo) = (finite entries) - b >= 0, f(0) = -b < 0
+    highest = std::max(highest, v);
+  }
+  double lo = lowest - 1, hi = highest;  // f(lo) = (finite entries) - b >= 0, f(hi) = -b < 0
   double t = lo;
   for (int it = 0; it < kMaxIterations; ++it) {
     CompensatedSum active_sum, f;

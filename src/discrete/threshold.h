@@ -30,7 +30,7 @@ struct PowerThreshold {
 PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k, std::size_t n,
                                      double lambda_lo = 0);
 
-/// Budget threshold t in shifted form: sum_i clip(y_i - t, 0, 1) = b, for 0 < b <= number of
+/// Budget threshold t: sum_i clip(y_i - t, 0, 1) = b (y unshifted, -inf for masked entries), for 0 < b <= number of
 /// finite y. Exact: the closed form (sum_A y + |U| - b)/|A| on the identified active set A and
 /// saturated set U.
 double solve_budget(const std::vector<double>& y, double b);

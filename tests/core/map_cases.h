@@ -77,16 +77,20 @@ inline bool applies(const MapCase& c, std::size_t length) {
 inline double row_total(const MapCase& c) { return c.map == sparcon::Map::budget ? c.parameter : 1.0; }
 
 /// True for maps whose p_i is [(alpha-1) x_i - tau]_+^(...) (normmax, budget: [x_i - tau]),
-/// i.e. whose support is {i : k x_i > tau} with k = slope(c).
+/// i.e. whose support is {i : k x_i > tau} with k = slope(c). alpha <= 1 is dense.
 inline bool is_sparse(const MapCase& c) {
   return c.map != sparcon::Map::softmax && !(c.map == sparcon::Map::entmax && c.parameter <= 1);
 }
 
-/// The factor k in "entry i is in the support iff k x_i > tau".
-inline LD slope(const MapCase& c) {
+/// The factor k in "entry i is in the support iff k x_i > tau" (alpha as T rounds it), which is
+/// also how tau moves when the row is shifted: tau(x + c) = tau(x) + k c. Softmax (and entmax at
+/// alpha = 1), whose tau is logsumexp(x): k = 1.
+template <class T>
+LD slope(const MapCase& c) {
   switch (c.map) {
     case sparcon::Map::entmax15: return 0.5L;
-    case sparcon::Map::entmax: return static_cast<LD>(c.parameter) - 1;
+    case sparcon::Map::entmax:
+      return c.parameter == 1 ? LD(1) : static_cast<LD>(static_cast<T>(c.parameter)) - 1;
     default: return 1;
   }
 }
@@ -141,15 +145,19 @@ constexpr LD map_tolerance() {
 }
 
 /// The tolerance for entry i: map_tolerance, plus, where p_i = scale [base_i]_+^e with e < 1
-/// (alpha > 2), the change of p_i when base_i moves by a few rounding errors of T. That change is
-/// unavoidable near the support boundary, where the derivative of base^e is unbounded.
+/// (alpha > 2), the change of p_i when base_i = z_i - tau moves by what rounding z_i and tau in T
+/// costs: 8 eps (|z_i| + |tau| + max over the support |z_j|), z in the shifted row (max 0). That
+/// change is unavoidable near the support boundary, where base^e has an unbounded derivative;
+/// where z and tau are tiny (ties at the maximum) it is tiny too.
 template <class T>
 LD entry_tolerance(const ref::Result& r, std::size_t i) {
   LD tol = map_tolerance<T>();
   if (r.exponent > 0 && r.exponent < 1 && !r.base.empty()) {
     const LD d = r.base[i];
     if (std::isfinite(d)) {
-      const LD delta = 8 * static_cast<LD>(std::numeric_limits<T>::epsilon()) * (1 + std::fabs(d));
+      const LD z = d + r.tau_shifted;
+      const LD delta = 8 * static_cast<LD>(std::numeric_limits<T>::epsilon()) *
+                       (std::fabs(z) + std::fabs(r.tau_shifted) + r.z_scale);
       auto pw = [&](LD b) { return b > 0 ? std::pow(b, r.exponent) : LD(0); };
       tol += r.scale * std::max(std::fabs(pw(d + delta) - pw(d)), std::fabs(pw(d - delta) - pw(d)));
     }

@@ -34,6 +34,8 @@ struct Result {
   std::vector<LD> base;
   LD exponent = 0;
   LD scale = 1;
+  LD tau_shifted = 0;  ///< tau of the shifted row, so that z_i = base_i + tau_shifted
+  LD z_scale = 0;      ///< max |z_j| over the support (z_j = base_j + tau_shifted)
 };
 
 namespace detail {
@@ -83,6 +85,10 @@ Result on_finite(std::span<const LD> x, LD tau_per_shift, Solve solve, bool shif
     if (!r.base.empty()) out.base[index[k]] = r.base[k];
   }
   out.tau = r.tau + tau_per_shift * m;
+  out.tau_shifted = r.tau;
+  for (LD b : r.base) {
+    if (b > 0) out.z_scale = std::max(out.z_scale, std::fabs(b + r.tau));
+  }
   out.exponent = r.exponent;
   out.scale = r.scale;
   if (r.base.empty()) out.base.clear();

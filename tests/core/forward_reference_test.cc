@@ -1,0 +1,113 @@
+// Every forward map against the long-double reference (reference.h), for float and double,
+// on random and adversarial rows of many lengths: p to 1e-12 (double) / 1e-6 (float), and tau.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "map_cases.h"
+#include "random_rows.h"
+#include "sparcon/discrete.h"
+
+namespace sparcon_test {
+namespace {
+
+using sparcon::Map;
+
+const std::vector<std::size_t> kLengths = {1, 2, 3, 7, 16, 17, 100, 513, 4096};
+
+template <class T>
+class ForwardMatchesReference : public ::testing::Test {};
+using FloatTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(ForwardMatchesReference, FloatTypes);
+
+/// One map with one shared parameter, on the standard inputs of every length.
+template <class T>
+void check_all_lengths(const MapCase& c) {
+  for (std::size_t n : kLengths) {
+    if (!applies(c, n)) continue;
+    for (const Batch& b : standard_batches(n)) {
+      const std::vector<T> x = to_type<T>(b.x);
+      const Forward<T> got = run_forward(family_of<T>(c), x, b.rows);
+      expect_batch_matches<T>(c.map, {static_cast<T>(c.parameter)}, x, b.rows, got, b.row_names);
+    }
+  }
+}
+
+TYPED_TEST(ForwardMatchesReference, Softmax) { check_all_lengths<TypeParam>(make_case(Map::softmax, 1)); }
+
+TYPED_TEST(ForwardMatchesReference, Sparsemax) { check_all_lengths<TypeParam>(make_case(Map::sparsemax, 2)); }
+
+TYPED_TEST(ForwardMatchesReference, Entmax15) { check_all_lengths<TypeParam>(make_case(Map::entmax15, 1.5)); }
+
+TYPED_TEST(ForwardMatchesReference, EntmaxEveryAlpha) {
+  for (double alpha : entmax_alphas()) check_all_lengths<TypeParam>(make_case(Map::entmax, alpha));
+}
+
+TYPED_TEST(ForwardMatchesReference, NormmaxEveryAlpha) {
+  for (double alpha : normmax_alphas()) check_all_lengths<TypeParam>(make_case(Map::normmax, alpha));
+}
+
+TYPED_TEST(ForwardMatchesReference, BudgetEveryB) {
+  for (double b : budgets()) check_all_lengths<TypeParam>(make_case(Map::budget, b));
+}
+
+/// A different parameter on every row of one batch.
+template <class T>
+void check_per_row(Map map, const std::vector<double>& values, std::size_t length) {
+  const std::vector<T> parameters = to_type<T>(values);
+  const sparcon::Rows rows{values.size(), length};
+  const std::vector<T> x = to_type<T>(normal_values(rows.count, length, 1.5, 99 + length));
+  const sparcon::Family<T> family = family_of<T>(map, std::span<const T>(parameters));
+  expect_batch_matches<T>(map, parameters, x, rows, run_forward(family, x, rows));
+}
+
+TYPED_TEST(ForwardMatchesReference, PerRowAlpha) {
+  for (std::size_t n : {1, 7, 100, 513}) check_per_row<TypeParam>(Map::entmax, entmax_alphas(), n);
+}
+
+TYPED_TEST(ForwardMatchesReference, PerRowNormmaxAlpha) {
+  for (std::size_t n : {1, 7, 100}) {
+    check_per_row<TypeParam>(Map::normmax, {3, 1.5, 2, 2.5, 1.25}, n);
+  }
+}
+
+TYPED_TEST(ForwardMatchesReference, PerRowBudget) {
+  for (std::size_t n : {4, 17, 100}) check_per_row<TypeParam>(Map::budget, {1, 3.5, 2, 4, 1.5}, n);
+}
+
+/// The named forms of discrete.h (sparcon::sparsemax(...) etc.) against the reference.
+TYPED_TEST(ForwardMatchesReference, NamedForms) {
+  using T = TypeParam;
+  const sparcon::Rows rows{5, 33};
+  const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 2.0, 4242));
+  const std::span<const T> xs(x);
+  std::vector<T> p(x.size());
+  const std::span<T> ps(p);
+  const std::vector<T> no_tau(rows.count, T(0));
+  auto check = [&](Map map, double parameter) {
+    Forward<T> got{p, no_tau};
+    for (std::size_t r = 0; r < rows.count; ++r) {
+      const ref::Result expected = reference_row(map, static_cast<LD>(static_cast<T>(parameter)),
+                                                 promote(row_of(x, rows, r)));
+      EXPECT_TRUE(row_matches<T>(row_of(got.p, rows, r), T(0), expected, false))
+          << case_name(map, parameter) << " (named form), row " << r;
+    }
+  };
+  sparcon::softmax<T>(xs, ps, rows);
+  check(Map::softmax, 1);
+  sparcon::sparsemax<T>(xs, ps, rows);
+  check(Map::sparsemax, 2);
+  sparcon::entmax15<T>(xs, ps, rows);
+  check(Map::entmax15, 1.5);
+  sparcon::entmax<T>(xs, ps, rows, T(1.75));
+  check(Map::entmax, 1.75);
+  sparcon::normmax<T>(xs, ps, rows, T(2));
+  check(Map::normmax, 2);
+  sparcon::budget<T>(xs, ps, rows, T(3));
+  check(Map::budget, 3);
+}
+
+}  // namespace
+}  // namespace sparcon_test

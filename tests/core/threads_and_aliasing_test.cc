@@ -1,0 +1,105 @@
+// Invariances of the calling convention: the thread count does not change a single bit, and an
+// output that aliases its input exactly (p == x, dx == g) gives what a separate output gives.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "map_cases.h"
+#include "random_rows.h"
+#include "sparcon/discrete.h"
+
+namespace sparcon_test {
+namespace {
+
+template <class T>
+class ThreadsAndAliasing : public ::testing::Test {};
+using FloatTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(ThreadsAndAliasing, FloatTypes);
+
+template <class T>
+bool bitwise_equal(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+TYPED_TEST(ThreadsAndAliasing, ForwardIsBitIdenticalForAnyThreadCount) {
+  using T = TypeParam;
+  for (const sparcon::Rows rows : {sparcon::Rows{37, 100}, sparcon::Rows{5, 4096}, sparcon::Rows{3, 7}}) {
+    const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 3.0, 5 + rows.count));
+    for (const MapCase& c : all_cases()) {
+      const Forward<T> one = run_forward(family_of<T>(c), x, rows, 1);
+      for (unsigned threads : {2u, 3u, 8u}) {
+        const Forward<T> many = run_forward(family_of<T>(c), x, rows, threads);
+        EXPECT_TRUE(bitwise_equal(one.p, many.p)) << c.name << ", threads " << threads << ", rows " << rows.count;
+        EXPECT_TRUE(bitwise_equal(one.tau, many.tau)) << c.name << ", threads " << threads;
+      }
+    }
+  }
+}
+
+TYPED_TEST(ThreadsAndAliasing, BackwardIsBitIdenticalForAnyThreadCount) {
+  using T = TypeParam;
+  const sparcon::Rows rows{37, 100};
+  const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 3.0, 17));
+  const std::vector<T> g = to_type<T>(normal_values(rows.count, rows.length, 1.0, 18));
+  for (const MapCase& c : all_cases()) {
+    const Forward<T> out = run_forward(family_of<T>(c), x, rows);
+    std::vector<T> one(x.size()), two(x.size());
+    sparcon::backward<T>(family_of<T>(c), out.p, g, std::span<T>(one), rows, sparcon::Threads{1});
+    sparcon::backward<T>(family_of<T>(c), out.p, g, std::span<T>(two), rows, sparcon::Threads{2});
+    EXPECT_TRUE(bitwise_equal(one, two)) << c.name;
+  }
+  const Forward<T> out = run_forward(sparcon::Family<T>::entmax(T(1.5)), x, rows);
+  std::vector<T> one(rows.count), two(rows.count);
+  sparcon::entmax_alpha_backward<T>(out.p, g, std::span<T>(one), rows, T(1.5), sparcon::Threads{1});
+  sparcon::entmax_alpha_backward<T>(out.p, g, std::span<T>(two), rows, T(1.5), sparcon::Threads{2});
+  EXPECT_TRUE(bitwise_equal(one, two));
+}
+
+TYPED_TEST(ThreadsAndAliasing, ForwardInPlaceEqualsOutOfPlace) {
+  using T = TypeParam;
+  for (const sparcon::Rows rows : {sparcon::Rows{6, 100}, sparcon::Rows{2, 4096}}) {
+    const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 2.0, 23));
+    for (const MapCase& c : all_cases()) {
+      const Forward<T> separate = run_forward(family_of<T>(c), x, rows);
+      std::vector<T> buffer = x;
+      std::vector<T> tau(rows.count);
+      sparcon::forward<T>(family_of<T>(c), std::span<const T>(buffer), std::span<T>(buffer), rows,
+                          sparcon::Threads{2}, std::span<T>(tau));
+      EXPECT_TRUE(bitwise_equal(separate.p, buffer)) << c.name;
+      EXPECT_TRUE(bitwise_equal(separate.tau, tau)) << c.name;
+    }
+  }
+}
+
+TYPED_TEST(ThreadsAndAliasing, BackwardInPlaceEqualsOutOfPlace) {
+  using T = TypeParam;
+  const sparcon::Rows rows{6, 100};
+  const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 2.0, 29));
+  const std::vector<T> g = to_type<T>(normal_values(rows.count, rows.length, 1.0, 30));
+  for (const MapCase& c : all_cases()) {
+    const Forward<T> out = run_forward(family_of<T>(c), x, rows);
+    std::vector<T> separate(x.size());
+    sparcon::backward<T>(family_of<T>(c), out.p, g, std::span<T>(separate), rows);
+    std::vector<T> buffer = g;
+    sparcon::backward<T>(family_of<T>(c), out.p, std::span<const T>(buffer), std::span<T>(buffer), rows);
+    EXPECT_TRUE(bitwise_equal(separate, buffer)) << c.name;
+  }
+}
+
+/// discrete.h: "1, 1.5 and 2 take the exact paths above": entmax at those alphas is the
+/// dedicated map, bit for bit.
+TYPED_TEST(ThreadsAndAliasing, EntmaxAtOneOneAndAHalfAndTwoIsTheDedicatedMap) {
+  using T = TypeParam;
+  const sparcon::Rows rows{9, 77};
+  const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 2.0, 31));
+  using F = sparcon::Family<T>;
+  EXPECT_TRUE(bitwise_equal(run_forward(F::entmax(T(1)), x, rows).p, run_forward(F::softmax(), x, rows).p));
+  EXPECT_TRUE(bitwise_equal(run_forward(F::entmax(T(1.5)), x, rows).p, run_forward(F::entmax15(), x, rows).p));
+  EXPECT_TRUE(bitwise_equal(run_forward(F::entmax(T(2)), x, rows).p, run_forward(F::sparsemax(), x, rows).p));
+}
+
+}  // namespace
+}  // namespace sparcon_test
