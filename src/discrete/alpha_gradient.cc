@@ -58,7 +58,7 @@ void entmax_alpha_backward(std::span<const T> p, std::span<const T> g, std::span
   detail::check_per_row(fn, "alpha", alpha, rows.count);
   for (std::size_t r = 0; r < rows.count; ++r)
     detail::check_parameter(fn, Map::entmax, static_cast<double>(alpha[r]), rows.length, r);
-  detail::parallel_rows(rows.count, threads, [&](std::size_t begin, std::size_t end) {
+  detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t r = begin; r < end; ++r) {
       const T* pr = p.data() + r * rows.length;
       const T* gr = g.data() + r * rows.length;

@@ -83,7 +83,7 @@ void backward(const Family<T>& family, std::span<const T> p, std::span<const T> 
   for (std::size_t r = 0; r < rows.count; ++r)
     detail::check_parameter(fn, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
   if (rows.length == 0) return;
-  detail::parallel_rows(rows.count, threads, [&](std::size_t begin, std::size_t end) {
+  detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t r = begin; r < end; ++r) {
       const std::size_t at = r * rows.length;
       const double parameter = static_cast<double>(family.parameter[r]);

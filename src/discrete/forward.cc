@@ -278,7 +278,7 @@ void forward(const Family<T>& family, std::span<const T> x, std::span<T> p, Rows
   for (std::size_t r = 0; r < rows.count; ++r)
     detail::check_parameter(fn, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
   if (rows.length == 0) return;
-  detail::parallel_rows(rows.count, threads, [&](std::size_t begin, std::size_t end) {
+  detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
     detail::RowScratch<T> scratch;
     for (std::size_t r = begin; r < end; ++r)
       detail::forward_row(family.map, static_cast<double>(family.parameter[r]),

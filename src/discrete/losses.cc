@@ -71,7 +71,7 @@ void fenchel_young_loss(const Family<T>& family, std::span<const T> x,
       detail::fail("sparcon::", fn, ": target[", r, "] = ", t, " is outside [0, rows.length = ",
                    rows.length, ") and is not ignore_index = ", ignore_index);
   }
-  detail::parallel_rows(rows.count, threads, [&](std::size_t begin, std::size_t end) {
+  detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
     detail::RowScratch<T> scratch;
     std::vector<T> own_p(grad.empty() ? rows.length : 0);
     for (std::size_t r = begin; r < end; ++r) {

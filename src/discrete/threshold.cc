@@ -13,9 +13,16 @@ namespace {
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr int kMaxIterations = 200;
 
-// Removes the entries with y <= bound (they are proven outside the support).
-void drop_at_or_below(std::vector<double>& y, double bound) {
-  y.erase(std::remove_if(y.begin(), y.end(), [bound](double v) { return v <= bound; }), y.end());
+// Keeps the entries of y above `bound` (compacting in place) and calls visit(v) on each.
+template <class Visit>
+void keep_above(std::vector<double>& y, double bound, Visit&& visit) {
+  std::size_t kept = 0;
+  for (const double v : y) {
+    if (v <= bound) continue;
+    y[kept++] = v;
+    visit(v);
+  }
+  y.resize(kept);
 }
 
 // k = 1 (sparsemax), p = [z + offset]_+ with z = a y: Michelot's method. With
@@ -23,13 +30,13 @@ void drop_at_or_below(std::vector<double>& y, double bound) {
 // holds the support, so entries at or below it leave; when none leaves, S is the support and
 // offset_S, recomputed with a compensated sum, is exact.
 PowerThreshold linear_threshold(std::vector<double>& y, double a) {
+  double bound = -std::numeric_limits<double>::infinity();
   for (;;) {
-    double sum = 0;
-    for (double v : y) sum += v;
-    const double offset = (1 - a * sum) / static_cast<double>(y.size());
     const std::size_t before = y.size();
-    drop_at_or_below(y, -offset / a);
-    if (y.size() == before) break;
+    double sum = 0;
+    keep_above(y, bound, [&](double v) { sum += v; });
+    if (y.size() == before && bound > -std::numeric_limits<double>::infinity()) break;
+    bound = -(1 - a * sum) / (static_cast<double>(y.size()) * a);
   }
   CompensatedSum sum;
   for (double v : y) sum += a * v;
@@ -39,35 +46,27 @@ PowerThreshold linear_threshold(std::vector<double>& y, double a) {
 
 // k = 2 (entmax-1.5, 2-normmax), p = [z - tau]_+^2 with z = a y. On a set S taken as the
 // support, sum_S (z - tau)^2 = 1 gives tau_S = mean_S z - sqrt((1 - M2)/|S|) with
-// M2 = sum_S (z - mean)^2; it is the threshold when every z in S lies above it. Otherwise a
-// Newton step from the left on the convex f(tau) = sum (z - tau)_+^2 - 1 raises the lower
-// bound and removes entries. The accepted tau_S is recomputed with compensated sums.
+// M2 = sum_S (z - mean)^2; it is the threshold when every z in S lies above it. Until then,
+// Newton steps from the left on the convex F(tau) = sqrt(sum (z - tau)_+^2) - 1 raise the lower
+// bound (and drop the entries below it); on F rather than on sum (z - tau)_+^2 - 1 they are
+// nearly exact far from the root. The accepted tau_S is recomputed with compensated sums.
 PowerThreshold quadratic_threshold(std::vector<double>& y, double a, double tau) {
-  drop_at_or_below(y, tau / a);
   for (int it = 0; it < kMaxIterations; ++it) {
-    // One Newton step from the left, dropping the entries it proves outside the support.
-    double f = -1, slope = 0;
-    for (double v : y) {
-      const double u = a * v - tau;
-      f += u * u;
-      slope += 2 * u;
-    }
-    const double next = tau + f / slope;
-    if (!(next > tau)) break;  // converged to rounding
-    tau = next;
-    const std::size_t before = y.size();
-    drop_at_or_below(y, tau / a);
-    if (y.size() != before) continue;
-    // The support did not change: try the closed form on it.
+    double s1 = 0, s2 = 0, lowest = 0, squares = 0, linear = 0;
+    keep_above(y, tau / a, [&](double v) {
+      const double z = a * v, u = z - tau;
+      s1 += z;
+      s2 += z * z;
+      lowest = std::min(lowest, z);
+      squares += u * u;
+      linear += u;
+    });
     const double size = static_cast<double>(y.size());
-    double s1 = 0, s2 = 0, lowest = 0;
-    for (double v : y) {
-      s1 += a * v;
-      s2 += (a * v) * (a * v);
-      lowest = std::min(lowest, a * v);
-    }
     const double mean = s1 / size, m2 = std::max(0.0, s2 - s1 * mean);
     if (m2 <= 1 && lowest >= mean - std::sqrt((1 - m2) / size)) break;
+    const double next = tau + (squares - std::sqrt(squares)) / linear;
+    if (!(next > tau)) break;  // converged to rounding
+    tau = next;
   }
   const double size = static_cast<double>(y.size());
   CompensatedSum s1;
@@ -79,68 +78,49 @@ PowerThreshold quadratic_threshold(std::vector<double>& y, double a, double tau)
   return {(1 + tau_s) / a, -tau_s};
 }
 
-// u^k and k u^(k-1) for u >= 0, with cheap paths for the common exponents.
-struct Power {
-  explicit Power(double k) : k(k), integer(k == std::floor(k) && k >= 2 && k <= 8 ? int(k) : 0) {}
-
-  // Returns u^k; adds k u^(k-1) to `slope`.
-  double operator()(double u, double& slope) const {
+// u^(k-1) for u > 0: repeated products for small integer k, else through log1p of t = u - 1
+// (so that alpha near 1, where k is large and u near 1, keeps its accuracy).
+struct PowerMinusOne {
+  explicit PowerMinusOne(double k) : k(k), integer(k == std::floor(k) && k >= 2 && k <= 8 ? int(k) : 0) {}
+  double operator()(double t) const {
     if (integer) {
-      double km1 = u;
-      for (int i = 2; i < integer; ++i) km1 *= u;
-      slope += k * km1;
-      return km1 * u;
-    }
-    if (k == 0.5) {
-      const double r = std::sqrt(u);
-      slope += r > 0 ? 0.5 / r : 0.0;
+      const double u = 1 + t;
+      double r = u;
+      for (int i = 2; i < integer; ++i) r *= u;
       return r;
     }
-    return 0;  // not used: general exponents go through log1p (see general_threshold)
+    return std::exp((k - 1) * std::log1p(t));
   }
-
   double k;
   int integer;
 };
 
-// Any other k: f(lambda) = sum [1 + a (y - lambda)]_+^k - 1 is decreasing, with
-// f'(lambda) = -a k sum [1 + a (y - lambda)]_+^(k-1) (for entmax, -sum p^(2 - alpha)). Newton
-// steps, kept inside the bracket [lo, hi] by bisection: f is convex for k >= 1 and for a < 0,
-// so from the left they never leave it; for 0 < k < 1 (entmax, alpha > 2) they may. General
-// powers go through log1p so that alpha near 1 keeps its accuracy.
+// Any other k: sum [1 + a (y - lambda)]_+^k = 1 on the bracket [lo, hi], by Newton steps kept
+// inside it by bisection. For k > 1 they run on F = (sum u^k)^(1/k) - 1, convex and decreasing
+// like f = sum u^k - 1 but nearly linear far from the root (Newton on f shrinks the distance
+// only by a factor 1 - 1/k per step there). For a < 0 (entmax, alpha < 1) they run on the
+// convex f. From the left neither leaves the bracket but by rounding.
 PowerThreshold general_threshold(std::vector<double>& y, double a, double k, std::size_t n,
                                  double lo) {
   // f(lo) >= 0 by the caller (0: the largest entry alone reaches 1); f(hi) <= 0: every entry
   // is at most 1/n.
   double hi = -std::expm1(-std::log(static_cast<double>(n)) / k) / a;
-  const Power power(k);
-  const bool cheap = power.integer != 0 || k == 0.5;
+  const PowerMinusOne power(k);
   double lambda = lo;
   for (int it = 0; it < kMaxIterations; ++it) {
-    double f = -1, slope = 0;
-    if (cheap) {
-      for (double v : y) {
-        const double u = 1 + a * (v - lambda);
-        if (u > 0) f += power(u, slope);
-      }
-    } else {
-      for (double v : y) {
-        const double t = a * (v - lambda);
-        if (t <= -1) continue;
-        const double l = std::log1p(t), pk1 = std::exp((k - 1) * l);
-        f += pk1 * (1 + t);
-        slope += k * pk1;
-      }
-    }
-    slope *= a;
-    if (f >= 0) {
-      lo = lambda;
-      if (a > 0) drop_at_or_below(y, lambda - 1 / a);  // 1 + a (y - lambda) <= 0
-    } else {
-      hi = lambda;
-    }
-    if (f == 0 || slope == 0) break;
-    double next = lambda + f / slope;
+    double s = 0, slope = 0;  // sum u^k and sum u^(k-1)
+    const double bound = a > 0 ? lo - 1 / a : -std::numeric_limits<double>::infinity();
+    keep_above(y, bound, [&](double v) {
+      const double t = a * (v - lambda);
+      if (!(t > -1)) return;
+      const double pk1 = power(t);
+      s += pk1 * (1 + t);
+      slope += pk1;
+    });
+    (s >= 1 ? lo : hi) = lambda;
+    if (s == 1 || slope == 0) break;
+    double next = k > 1 ? lambda + (s - std::pow(s, 1 - 1 / k)) / (a * slope)
+                        : lambda + (s - 1) / (a * k * slope);
     if (!(next > lo && next < hi)) next = lo + 0.5 * (hi - lo);
     const bool done = std::abs(next - lambda) <= 4 * kEps * std::max(1.0, std::abs(lambda));
     lambda = next;
