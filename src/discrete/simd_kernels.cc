@@ -224,7 +224,7 @@ void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
 
 // Sums in vector registers of the working type, flushed into double every kBlock entries so
 // that long float rows keep double accuracy.
-constexpr std::size_t kBlock = 256;
+constexpr std::size_t kBlock = 1024;
 
 template <class T>
 double Sum(const T* p, std::size_t n) {
@@ -250,72 +250,121 @@ void Scale(T* p, std::size_t n, T factor) {
 
 // ---- backward --------------------------------------------------------------------------------
 
-// s(p) for one vector, with `active` the lanes where s may be non-zero.
-template <class D, class V>
-HWY_INLINE V Weight(D d, V p, WeightKind kind, V e) {
+// Like ForEachVector over two arrays of the same length.
+template <class D, class T, class Body>
+HWY_INLINE void ForEachVectorPair(D d, const T* p, const T* g, std::size_t n, Body&& body) {
+  const std::size_t N = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) body(i, hn::LoadU(d, p + i), hn::LoadU(d, g + i), N);
+  if (i < n) {
+    alignas(kMaxBytes) T pb[kMaxBytes / sizeof(T)] = {};
+    alignas(kMaxBytes) T gb[kMaxBytes / sizeof(T)] = {};
+    std::memcpy(pb, p + i, (n - i) * sizeof(T));
+    std::memcpy(gb, g + i, (n - i) * sizeof(T));
+    body(i, hn::Load(d, pb), hn::Load(d, gb), n - i);
+  }
+}
+
+// s(p) for one vector; the kind is a template parameter so that the loops carry no switch.
+template <WeightKind K, class D, class V>
+HWY_INLINE V Weight(D d, V p, V e) {
   using T = hn::TFromD<D>;
   const auto zero = hn::Zero(d), one = hn::Set(d, T(1));
-  switch (kind) {
-    case WeightKind::support:
-      return hn::IfThenElseZero(hn::Gt(p, zero), one);
-    case WeightKind::interior:
-      return hn::IfThenElseZero(hn::And(hn::Gt(p, zero), hn::Lt(p, one)), one);
-    case WeightKind::identity:
-      return p;
-    case WeightKind::sqrt:
-      return hn::Sqrt(p);
-    case WeightKind::power: {
-      const auto positive = hn::Gt(p, zero);
-      if (hn::AllFalse(d, positive)) return zero;
-      const auto safe = hn::IfThenElse(positive, p, one);
-      return hn::IfThenElseZero(positive, hn::Exp(d, hn::Mul(e, hn::Log(d, safe))));
-    }
+  if constexpr (K == WeightKind::support) {
+    return hn::IfThenElseZero(hn::Gt(p, zero), one);
+  } else if constexpr (K == WeightKind::interior) {
+    return hn::IfThenElseZero(hn::And(hn::Gt(p, zero), hn::Lt(p, one)), one);
+  } else if constexpr (K == WeightKind::identity) {
+    return p;
+  } else if constexpr (K == WeightKind::sqrt) {
+    return hn::Sqrt(p);
+  } else {
+    const auto positive = hn::Gt(p, zero);
+    if (hn::AllFalse(d, positive)) return zero;
+    const auto safe = hn::IfThenElse(positive, p, one);
+    return hn::IfThenElseZero(positive, hn::Exp(d, hn::Mul(e, hn::Log(d, safe))));
   }
-  return zero;
+}
+
+// Calls f(std::integral_constant<WeightKind, K>) for the runtime kind.
+template <class F>
+HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
+  switch (kind) {
+    case WeightKind::support: return f(std::integral_constant<WeightKind, WeightKind::support>());
+    case WeightKind::interior: return f(std::integral_constant<WeightKind, WeightKind::interior>());
+    case WeightKind::identity: return f(std::integral_constant<WeightKind, WeightKind::identity>());
+    case WeightKind::sqrt: return f(std::integral_constant<WeightKind, WeightKind::sqrt>());
+    case WeightKind::power: break;
+  }
+  return f(std::integral_constant<WeightKind, WeightKind::power>());
 }
 
 template <class T>
 WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>& w) {
   const hn::ScalableTag<T> d;
-  const std::size_t N = hn::Lanes(d);
   const auto e = hn::Set(d, w.e);
-  WeightedSums out;
-  for (std::size_t begin = 0; begin < n; begin += kBlock) {
-    const std::size_t len = std::min(kBlock, n - begin);
-    auto sg = hn::Zero(d), s = hn::Zero(d);
-    ForEachVector(d, p + begin, len, T(0), [&](std::size_t i, auto pv, std::size_t lanes) HWY_ATTR {
-      alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)] = {};
-      const T* gi = g + begin + i;
-      if (lanes != N) {
-        std::memcpy(block, gi, lanes * sizeof(T));
-        gi = block;
-      }
-      const auto sv = Weight(d, pv, w.kind, e);
-      sg = hn::MulAdd(sv, hn::LoadU(d, gi), sg);
-      s = hn::Add(s, sv);
-    });
-    out.sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sg)));
-    out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s)));
-  }
-  return out;
+  return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
+    WeightedSums out;
+    for (std::size_t begin = 0; begin < n; begin += kBlock) {
+      auto sg = hn::Zero(d), s = hn::Zero(d);
+      ForEachVectorPair(d, p + begin, g + begin, std::min(kBlock, n - begin),
+                        [&](std::size_t, auto pv, auto gv, std::size_t) HWY_ATTR {
+                          const auto sv = Weight<decltype(kind)::value>(d, pv, e);
+                          sg = hn::MulAdd(sv, gv, sg);
+                          s = hn::Add(s, sv);
+                        });
+      out.sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sg)));
+      out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s)));
+    }
+    return out;
+  });
 }
 
 template <class T>
 void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q,
                     T factor) {
   const hn::ScalableTag<T> d;
-  const std::size_t N = hn::Lanes(d);
   const auto e = hn::Set(d, w.e), qv = hn::Set(d, q), f = hn::Set(d, factor);
-  ForEachVector(d, p, n, T(0), [&](std::size_t i, auto pv, std::size_t lanes) HWY_ATTR {
-    alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)] = {};
-    const T* gi = g + i;
-    if (lanes != N) {
-      std::memcpy(block, gi, lanes * sizeof(T));
-      gi = block;
-    }
-    const auto sv = hn::Mul(f, Weight(d, pv, w.kind, e));
-    StorePartial(d, hn::Mul(sv, hn::Sub(hn::LoadU(d, gi), qv)), dx + i, lanes);
+  WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
+    ForEachVectorPair(d, p, g, n, [&](std::size_t i, auto pv, auto gv, std::size_t lanes) HWY_ATTR {
+      const auto sv = hn::Mul(f, Weight<decltype(kind)::value>(d, pv, e));
+      StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i, lanes);
+    });
+    return 0;
   });
+}
+
+// ---- threshold solver sums ---------------------------------------------------------------------
+
+PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
+  const hn::ScalableTag<double> d;
+  const auto a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
+  const auto zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
+  auto s = zero, slope = zero;
+  auto add = [&](auto u_to_k1, auto u, auto inside) HWY_ATTR {
+    const auto pk1 = hn::IfThenElseZero(inside, u_to_k1);
+    s = hn::MulAdd(pk1, u, s);
+    slope = hn::Add(slope, pk1);
+  };
+  auto visit = [&](std::size_t, auto v, std::size_t) HWY_ATTR {
+    // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
+    const auto u = hn::MulAdd(a, v, base);
+    // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
+    const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
+    if (hn::AllFalse(d, inside)) return;
+    const auto safe = hn::IfThenElse(inside, u, one);
+    if (w.integer_k >= 2) {
+      auto r = safe;
+      for (int i = 2; i < w.integer_k; ++i) r = hn::Mul(r, safe);
+      add(r, safe, inside);
+    } else if (w.k == 0.5) {
+      add(hn::Div(one, hn::Sqrt(safe)), safe, inside);
+    } else {
+      add(hn::Exp(d, hn::Mul(k1, hn::Log(d, safe))), safe, inside);
+    }
+  };
+  ForEachVector(d, y, n, -std::numeric_limits<double>::infinity(), visit);
+  return {hn::GetLane(hn::SumOfLanes(d, s)), hn::GetLane(hn::SumOfLanes(d, slope))};
 }
 
 // Non-template entry points, one per type, for HWY_EXPORT.
@@ -352,6 +401,7 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace sparcon::simd {
 
+HWY_EXPORT(SumPowers);
 HWY_EXPORT(ScanF);
 HWY_EXPORT(ScanD);
 HWY_EXPORT(CollectF);
@@ -368,6 +418,10 @@ HWY_EXPORT(SumWeightedF);
 HWY_EXPORT(SumWeightedD);
 HWY_EXPORT(WeightedCenterF);
 HWY_EXPORT(WeightedCenterD);
+
+PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& params) {
+  return HWY_DYNAMIC_DISPATCH(SumPowers)(y, n, params);
+}
 
 template <>
 void Kernels<float>::scan(CandidateScan<float>& s) { HWY_DYNAMIC_DISPATCH(ScanF)(s); }

@@ -72,6 +72,21 @@ struct WeightedSums {
   double s = 0;
 };
 
+/// The sums a Newton step of the threshold solvers needs, over candidates y (double):
+/// with u_i = base + a y_i (base = 1 - a lambda, or the offset c), over u_i > 0:
+///   s = sum u^k,  slope = sum u^(k-1).
+/// `integer_k` (2..8, or 0) selects exact products, k = 0.5 a square root; any other k goes
+/// through exp((k-1) log(u)).
+struct PowerSums {
+  double s = 0;
+  double slope = 0;
+};
+struct PowerSumParams {
+  double a, base, k;
+  int integer_k = 0;
+};
+PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& params);
+
 template <class T>
 struct Kernels {
   /// Runs (or resumes) a candidate scan; see CandidateScan.

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "compensated_sum.h"
+#include "discrete/simd_kernels.h"
 
 namespace sparcon::detail {
 namespace {
@@ -78,22 +79,32 @@ PowerThreshold quadratic_threshold(std::vector<double>& y, double a, double tau)
   return {(1 + tau_s) / a, -tau_s};
 }
 
-// u^(k-1) for u > 0: repeated products for small integer k, else through log1p of t = u - 1
-// (so that alpha near 1, where k is large and u near 1, keeps its accuracy).
-struct PowerMinusOne {
-  explicit PowerMinusOne(double k) : k(k), integer(k == std::floor(k) && k >= 2 && k <= 8 ? int(k) : 0) {}
-  double operator()(double t) const {
-    if (integer) {
-      const double u = 1 + t;
-      double r = u;
-      for (int i = 2; i < integer; ++i) r *= u;
-      return r;
-    }
-    return std::exp((k - 1) * std::log1p(t));
+// Sums of u^k and u^(k-1), u = base + a y, over the candidates; base is 1 - a lambda or, for
+// the offset form, c. Close to alpha = 1 (|a| < 0.1, k > 10) in the lambda form the powers go
+// through log1p(a (y - lambda)) in scalar code, so that the rounding of 1 - a lambda is not
+// amplified by k; everything else runs in the SIMD kernel.
+simd::PowerSums sums_of_powers(const std::vector<double>& y, double a, double k, double lambda,
+                               double base) {
+  const bool near_one = std::abs(a) < 0.1 && base == 1 - a * lambda;
+  if (!near_one) {
+    const int integer = k == std::floor(k) && k >= 2 && k <= 8 ? static_cast<int>(k) : 0;
+    return simd::power_sums(y.data(), y.size(), {a, base, k, integer});
   }
-  double k;
-  int integer;
-};
+  simd::PowerSums sums;
+  for (const double v : y) {
+    const double t = a * (v - lambda);
+    if (!(t > -1)) continue;
+    const double pk1 = std::exp((k - 1) * std::log1p(t));
+    sums.s += pk1 * (1 + t);
+    sums.slope += pk1;
+  }
+  return sums;
+}
+
+// Removes the entries with y <= bound (proven outside the support).
+void drop_at_or_below(std::vector<double>& y, double bound) {
+  y.erase(std::remove_if(y.begin(), y.end(), [bound](double v) { return v <= bound; }), y.end());
+}
 
 // Any other k: sum [1 + a (y - lambda)]_+^k = 1 on the bracket [lo, hi], by Newton steps kept
 // inside it by bisection. For k > 1 they run on F = (sum u^k)^(1/k) - 1, convex and decreasing
@@ -105,18 +116,14 @@ PowerThreshold general_threshold(std::vector<double>& y, double a, double k, std
   // f(lo) >= 0 by the caller (0: the largest entry alone reaches 1); f(hi) <= 0: every entry
   // is at most 1/n.
   double hi = -std::expm1(-std::log(static_cast<double>(n)) / k) / a;
-  const PowerMinusOne power(k);
-  double lambda = lo;
+  double lambda = lo, dropped_at = -std::numeric_limits<double>::infinity();
   for (int it = 0; it < kMaxIterations; ++it) {
-    double s = 0, slope = 0;  // sum u^k and sum u^(k-1)
-    const double bound = a > 0 ? lo - 1 / a : -std::numeric_limits<double>::infinity();
-    keep_above(y, bound, [&](double v) {
-      const double t = a * (v - lambda);
-      if (!(t > -1)) return;
-      const double pk1 = power(t);
-      s += pk1 * (1 + t);
-      slope += pk1;
-    });
+    if (a > 0 && lo > dropped_at) {  // 1 + a (y - lo) <= 0: outside the support
+      drop_at_or_below(y, lo - 1 / a);
+      dropped_at = lo;
+    }
+    const simd::PowerSums sums = sums_of_powers(y, a, k, lambda, 1 - a * lambda);
+    const double s = sums.s, slope = sums.slope;
     (s >= 1 ? lo : hi) = lambda;
     if (s == 1 || slope == 0) break;
     double next = k > 1 ? lambda + (s - std::pow(s, 1 - 1 / k)) / (a * slope)
@@ -137,14 +144,8 @@ PowerThreshold offset_threshold(std::vector<double>& y, double a, double k, std:
   double lo = std::exp(-std::log(static_cast<double>(n)) / k), hi = 1;
   double c = hi;
   for (int it = 0; it < kMaxIterations; ++it) {
-    double f = -1, slope = 0;
-    for (double v : y) {
-      const double u = c + a * v;
-      if (u <= 0) continue;
-      const double uk1 = std::pow(u, k - 1);
-      f += uk1 * u;
-      slope += k * uk1;
-    }
+    const simd::PowerSums sums = sums_of_powers(y, a, k, (1 - c) / a, c);
+    const double f = sums.s - 1, slope = k * sums.slope;
     (f >= 0 ? hi : lo) = c;
     if (f == 0 || slope == 0) break;
     double next = c - f / slope;
