@@ -353,7 +353,9 @@ PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
     const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
     if (hn::AllFalse(d, inside)) return;
     const auto safe = hn::IfThenElse(inside, u, one);
-    if (w.integer_k >= 2) {
+    if (w.integer_k == 1) {
+      add(one, safe, inside);
+    } else if (w.integer_k >= 2) {
       auto r = safe;
       for (int i = 2; i < w.integer_k; ++i) r = hn::Mul(r, safe);
       add(r, safe, inside);

@@ -14,71 +14,6 @@ namespace {
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr int kMaxIterations = 200;
 
-// Keeps the entries of y above `bound` (compacting in place) and calls visit(v) on each.
-template <class Visit>
-void keep_above(std::vector<double>& y, double bound, Visit&& visit) {
-  std::size_t kept = 0;
-  for (const double v : y) {
-    if (v <= bound) continue;
-    y[kept++] = v;
-    visit(v);
-  }
-  y.resize(kept);
-}
-
-// k = 1 (sparsemax), p = [z + offset]_+ with z = a y: Michelot's method. With
-// offset_S = (1 - sum_S z)/|S|, -offset_S is a lower bound of the threshold for every S that
-// holds the support, so entries at or below it leave; when none leaves, S is the support and
-// offset_S, recomputed with a compensated sum, is exact.
-PowerThreshold linear_threshold(std::vector<double>& y, double a) {
-  double bound = -std::numeric_limits<double>::infinity();
-  for (;;) {
-    const std::size_t before = y.size();
-    double sum = 0;
-    keep_above(y, bound, [&](double v) { sum += v; });
-    if (y.size() == before && bound > -std::numeric_limits<double>::infinity()) break;
-    bound = -(1 - a * sum) / (static_cast<double>(y.size()) * a);
-  }
-  CompensatedSum sum;
-  for (double v : y) sum += a * v;
-  const double offset = (1 - sum.value()) / static_cast<double>(y.size());
-  return {(1 - offset) / a, offset};
-}
-
-// k = 2 (entmax-1.5, 2-normmax), p = [z - tau]_+^2 with z = a y. On a set S taken as the
-// support, sum_S (z - tau)^2 = 1 gives tau_S = mean_S z - sqrt((1 - M2)/|S|) with
-// M2 = sum_S (z - mean)^2; it is the threshold when every z in S lies above it. Until then,
-// Newton steps from the left on the convex F(tau) = sqrt(sum (z - tau)_+^2) - 1 raise the lower
-// bound (and drop the entries below it); on F rather than on sum (z - tau)_+^2 - 1 they are
-// nearly exact far from the root. The accepted tau_S is recomputed with compensated sums.
-PowerThreshold quadratic_threshold(std::vector<double>& y, double a, double tau) {
-  for (int it = 0; it < kMaxIterations; ++it) {
-    double s1 = 0, s2 = 0, lowest = 0, squares = 0, linear = 0;
-    keep_above(y, tau / a, [&](double v) {
-      const double z = a * v, u = z - tau;
-      s1 += z;
-      s2 += z * z;
-      lowest = std::min(lowest, z);
-      squares += u * u;
-      linear += u;
-    });
-    const double size = static_cast<double>(y.size());
-    const double mean = s1 / size, m2 = std::max(0.0, s2 - s1 * mean);
-    if (m2 <= 1 && lowest >= mean - std::sqrt((1 - m2) / size)) break;
-    const double next = tau + (squares - std::sqrt(squares)) / linear;
-    if (!(next > tau)) break;  // converged to rounding
-    tau = next;
-  }
-  const double size = static_cast<double>(y.size());
-  CompensatedSum s1;
-  for (double v : y) s1 += a * v;
-  const double mean = s1.value() / size;
-  CompensatedSum m2;
-  for (double v : y) m2 += (a * v - mean) * (a * v - mean);
-  const double tau_s = mean - std::sqrt(std::max(0.0, 1 - m2.value()) / size);
-  return {(1 + tau_s) / a, -tau_s};
-}
-
 // Sums of u^k and u^(k-1), u = base + a y, over the candidates; base is 1 - a lambda or, for
 // the offset form, c. Close to alpha = 1 (|a| < 0.1, k > 10) in the lambda form the powers go
 // through log1p(a (y - lambda)) in scalar code, so that the rounding of 1 - a lambda is not
@@ -87,7 +22,7 @@ simd::PowerSums sums_of_powers(const std::vector<double>& y, double a, double k,
                                double base) {
   const bool near_one = std::abs(a) < 0.1 && base == 1 - a * lambda;
   if (!near_one) {
-    const int integer = k == std::floor(k) && k >= 2 && k <= 8 ? static_cast<int>(k) : 0;
+    const int integer = k == std::floor(k) && k >= 1 && k <= 8 ? static_cast<int>(k) : 0;
     return simd::power_sums(y.data(), y.size(), {a, base, k, integer});
   }
   simd::PowerSums sums;
@@ -106,34 +41,78 @@ void drop_at_or_below(std::vector<double>& y, double bound) {
   y.erase(std::remove_if(y.begin(), y.end(), [bound](double v) { return v <= bound; }), y.end());
 }
 
-// Any other k: sum [1 + a (y - lambda)]_+^k = 1 on the bracket [lo, hi], by Newton steps kept
-// inside it by bisection. For k > 1 they run on F = (sum u^k)^(1/k) - 1, convex and decreasing
-// like f = sum u^k - 1 but nearly linear far from the root (Newton on f shrinks the distance
-// only by a factor 1 - 1/k per step there). For a < 0 (entmax, alpha < 1) they run on the
-// convex f. From the left neither leaves the bracket but by rounding.
-PowerThreshold general_threshold(std::vector<double>& y, double a, double k, std::size_t n,
-                                 double lo) {
+// k = 1 (sparsemax), p = [z + offset]_+ with z = a y: Michelot's method, in scalar code (the
+// candidates of a sparsemax row are few). With offset_S = (1 - sum_S z)/|S|, -offset_S/a is a
+// lower bound of the threshold for every S that holds the support, so entries at or below it
+// leave; when none leaves, S is the support and offset_S, recomputed with a compensated sum,
+// is exact.
+PowerThreshold linear_threshold(std::vector<double>& y, double a) {
+  for (double bound = -std::numeric_limits<double>::infinity();;) {
+    std::size_t kept = 0;
+    double sum = 0;
+    for (const double v : y) {
+      if (v <= bound) continue;
+      y[kept++] = v;
+      sum += v;
+    }
+    const bool stable = kept == y.size();
+    y.resize(kept);
+    if (stable && bound > -std::numeric_limits<double>::infinity()) break;
+    bound = -(1 - a * sum) / (static_cast<double>(kept) * a);
+  }
+  CompensatedSum sum;
+  for (double v : y) sum += a * v;
+  const double offset = (1 - sum.value()) / static_cast<double>(y.size());
+  return {(1 - offset) / a, offset};
+}
+
+// lambda with sum [1 + a (y - lambda)]_+^k = 1, for k >= 1 or a < 0, by Newton steps from
+// the lower bound lo, kept inside the bracket [lo, hi] by bisection. For k >= 1 they run on
+// F = (sum u^k)^(1/k) - 1, convex and decreasing like f = sum u^k - 1 but nearly linear far from
+// the root (Newton on f shrinks the distance only by a factor 1 - 1/k per step there); for
+// k = 1 this is Michelot's method. For a < 0 (entmax, alpha < 1) they run on the convex f.
+// From the left neither leaves the bracket but by rounding.
+double newton_lambda(const std::vector<double>& y, double a, double k, std::size_t n, double lo) {
   // f(lo) >= 0 by the caller (0: the largest entry alone reaches 1); f(hi) <= 0: every entry
   // is at most 1/n.
   double hi = -std::expm1(-std::log(static_cast<double>(n)) / k) / a;
-  double lambda = lo, dropped_at = -std::numeric_limits<double>::infinity();
+  double lambda = lo;
   for (int it = 0; it < kMaxIterations; ++it) {
-    if (a > 0 && lo > dropped_at) {  // 1 + a (y - lo) <= 0: outside the support
-      drop_at_or_below(y, lo - 1 / a);
-      dropped_at = lo;
-    }
     const simd::PowerSums sums = sums_of_powers(y, a, k, lambda, 1 - a * lambda);
     const double s = sums.s, slope = sums.slope;
     (s >= 1 ? lo : hi) = lambda;
     if (s == 1 || slope == 0) break;
-    double next = k > 1 ? lambda + (s - std::pow(s, 1 - 1 / k)) / (a * slope)
-                        : lambda + (s - 1) / (a * k * slope);
+    double next = k >= 1 ? lambda + (s - std::pow(s, 1 - 1 / k)) / (a * slope)
+                         : lambda + (s - 1) / (a * k * slope);
     if (!(next > lo && next < hi)) next = lo + 0.5 * (hi - lo);
     const bool done = std::abs(next - lambda) <= 4 * kEps * std::max(1.0, std::abs(lambda));
     lambda = next;
     if (done) break;
   }
-  return {lambda, 1 - a * lambda};
+  return lambda;
+}
+
+// Exact finish for k = 2 (entmax-1.5, 2-normmax) on the support S found at lambda, z = a y,
+// with compensated sums: p = (z + c)^2, c = -mean_S z + sqrt((1 - M2)/|S|),
+// M2 = sum_S (z - mean)^2.
+// It is the threshold when every z in S stays in the support under it; otherwise (rounding at
+// the boundary) Newton's lambda is kept, itself accurate to machine precision.
+PowerThreshold quadratic_closed_form(std::vector<double>& y, double a, double lambda) {
+  drop_at_or_below(y, lambda - 1 / a);
+  const double size = static_cast<double>(y.size());
+  CompensatedSum sum;
+  double lowest = 0;
+  for (double v : y) {
+    sum += a * v;
+    lowest = std::min(lowest, a * v);
+  }
+  const double mean = sum.value() / size;
+  CompensatedSum m2;
+  for (double v : y) m2 += (a * v - mean) * (a * v - mean);
+  if (!(m2.value() <= 1)) return {lambda, 1 - a * lambda};
+  const double c = -mean + std::sqrt((1 - m2.value()) / size);
+  if (!(lowest + c >= 0)) return {lambda, 1 - a * lambda};
+  return {(1 - c) / a, c};
 }
 
 // 0 < k < 1 (entmax, alpha > 2): the same equation in the offset c = 1 - a lambda, the value
@@ -164,9 +143,11 @@ PowerThreshold offset_threshold(std::vector<double>& y, double a, double k, std:
 PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k, std::size_t n,
                                      double lambda_lo) {
   if (k == 1) return linear_threshold(y, a);
-  if (k == 2) return quadratic_threshold(y, a, a * lambda_lo - 1);
   if (k > 0 && k < 1) return offset_threshold(y, a, k, n);
-  return general_threshold(y, a, k, n, lambda_lo);
+  if (a > 0 && lambda_lo > 0) drop_at_or_below(y, lambda_lo - 1 / a);
+  const double lambda = newton_lambda(y, a, k, n, lambda_lo);
+  if (k == 2) return quadratic_closed_form(y, a, lambda);
+  return {lambda, 1 - a * lambda};
 }
 
 double solve_budget(const std::vector<double>& y, double b) {
