@@ -1,8 +1,7 @@
-// Neumaier's compensated summation: the sum of many doubles with an error independent of
-// their number (to first order), for thresholds and losses that must be exact to rounding.
+// Compensated summation (Knuth's TwoSum, branch-free): the sum of many doubles with an error
+// independent of their number (to first order), for thresholds and losses that must be exact
+// to rounding.
 #pragma once
-
-#include <cmath>
 
 namespace sparcon::detail {
 
@@ -10,7 +9,8 @@ class CompensatedSum {
  public:
   CompensatedSum& operator+=(double v) {
     const double t = sum_ + v;
-    compensation_ += std::abs(sum_) >= std::abs(v) ? (sum_ - t) + v : (v - t) + sum_;
+    const double v_part = t - sum_;
+    compensation_ += (sum_ - (t - v_part)) + (v - v_part);  // the exact rounding error of t
     sum_ = t;
     return *this;
   }

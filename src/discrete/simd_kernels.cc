@@ -341,10 +341,12 @@ PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
   const auto a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
   const auto zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
   auto s = zero, slope = zero;
+  std::size_t count = 0;
   auto add = [&](auto u_to_k1, auto u, auto inside) HWY_ATTR {
     const auto pk1 = hn::IfThenElseZero(inside, u_to_k1);
     s = hn::MulAdd(pk1, u, s);
     slope = hn::Add(slope, pk1);
+    count += hn::CountTrue(d, inside);
   };
   auto visit = [&](std::size_t, auto v, std::size_t) HWY_ATTR {
     // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
@@ -366,7 +368,7 @@ PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
     }
   };
   ForEachVector(d, y, n, -std::numeric_limits<double>::infinity(), visit);
-  return {hn::GetLane(hn::SumOfLanes(d, s)), hn::GetLane(hn::SumOfLanes(d, slope))};
+  return {hn::GetLane(hn::SumOfLanes(d, s)), hn::GetLane(hn::SumOfLanes(d, slope)), count};
 }
 
 // Non-template entry points, one per type, for HWY_EXPORT.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "compensated_sum.h"
 #include "discrete/simd_kernels.h"
@@ -32,6 +33,7 @@ simd::PowerSums sums_of_powers(const std::vector<double>& y, double a, double k,
     const double pk1 = std::exp((k - 1) * std::log1p(t));
     sums.s += pk1 * (1 + t);
     sums.slope += pk1;
+    ++sums.count;
   }
   return sums;
 }
@@ -66,53 +68,63 @@ PowerThreshold linear_threshold(std::vector<double>& y, double a) {
   return {(1 - offset) / a, offset};
 }
 
-// lambda with sum [1 + a (y - lambda)]_+^k = 1, for k >= 1 or a < 0, by Newton steps from
+// The threshold of sum [1 + a (y - lambda)]_+^k = 1, for k >= 1 or a < 0, by Newton steps from
 // the lower bound lo, kept inside the bracket [lo, hi] by bisection. For k >= 1 they run on
 // F = (sum u^k)^(1/k) - 1, convex and decreasing like f = sum u^k - 1 but nearly linear far from
 // the root (Newton on f shrinks the distance only by a factor 1 - 1/k per step there); for
 // k = 1 this is Michelot's method. For a < 0 (entmax, alpha < 1) they run on the convex f.
 // From the left neither leaves the bracket but by rounding.
-double newton_lambda(const std::vector<double>& y, double a, double k, std::size_t n, double lo) {
+// `finish(lambda)`, called when the support did not change in the last step, may return the
+// exact threshold on that support and end the iteration.
+template <class Finish>
+PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std::size_t n,
+                                double lo, Finish&& finish) {
   // f(lo) >= 0 by the caller (0: the largest entry alone reaches 1); f(hi) <= 0: every entry
   // is at most 1/n.
   double hi = -std::expm1(-std::log(static_cast<double>(n)) / k) / a;
   double lambda = lo;
+  std::size_t support = y.size() + 1;
   for (int it = 0; it < kMaxIterations; ++it) {
     const simd::PowerSums sums = sums_of_powers(y, a, k, lambda, 1 - a * lambda);
     const double s = sums.s, slope = sums.slope;
     (s >= 1 ? lo : hi) = lambda;
+    if (s >= 1 && sums.count == support)
+      if (const std::optional<PowerThreshold> exact = finish(lambda)) return *exact;
+    support = sums.count;
     if (s == 1 || slope == 0) break;
-    double next = k >= 1 ? lambda + (s - std::pow(s, 1 - 1 / k)) / (a * slope)
+    double next = k >= 1 ? lambda + (s - (k == 2 ? std::sqrt(s) : std::pow(s, 1 - 1 / k))) / (a * slope)
                          : lambda + (s - 1) / (a * k * slope);
     if (!(next > lo && next < hi)) next = lo + 0.5 * (hi - lo);
     const bool done = std::abs(next - lambda) <= 4 * kEps * std::max(1.0, std::abs(lambda));
     lambda = next;
     if (done) break;
   }
-  return lambda;
+  return {lambda, 1 - a * lambda};
 }
 
 // Exact finish for k = 2 (entmax-1.5, 2-normmax) on the support S found at lambda, z = a y,
 // with compensated sums: p = (z + c)^2, c = -mean_S z + sqrt((1 - M2)/|S|),
 // M2 = sum_S (z - mean)^2.
-// It is the threshold when every z in S stays in the support under it; otherwise (rounding at
-// the boundary) Newton's lambda is kept, itself accurate to machine precision.
-PowerThreshold quadratic_closed_form(std::vector<double>& y, double a, double lambda) {
-  drop_at_or_below(y, lambda - 1 / a);
-  const double size = static_cast<double>(y.size());
+// It is the threshold when every z in S stays in the support under it; otherwise Newton goes on.
+std::optional<PowerThreshold> quadratic_closed_form(const std::vector<double>& y, double a,
+                                                    double lambda) {
+  const double bound = lambda - 1 / a;
   CompensatedSum sum;
-  double lowest = 0;
+  double lowest = 0, size = 0;
   for (double v : y) {
+    if (v <= bound) continue;
     sum += a * v;
     lowest = std::min(lowest, a * v);
+    ++size;
   }
   const double mean = sum.value() / size;
   CompensatedSum m2;
-  for (double v : y) m2 += (a * v - mean) * (a * v - mean);
-  if (!(m2.value() <= 1)) return {lambda, 1 - a * lambda};
+  for (double v : y)
+    if (v > bound) m2 += (a * v - mean) * (a * v - mean);
+  if (!(m2.value() <= 1)) return std::nullopt;
   const double c = -mean + std::sqrt((1 - m2.value()) / size);
-  if (!(lowest + c >= 0)) return {lambda, 1 - a * lambda};
-  return {(1 - c) / a, c};
+  if (!(lowest + c >= 0)) return std::nullopt;
+  return PowerThreshold{(1 - c) / a, c};
 }
 
 // 0 < k < 1 (entmax, alpha > 2): the same equation in the offset c = 1 - a lambda, the value
@@ -145,9 +157,11 @@ PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k,
   if (k == 1) return linear_threshold(y, a);
   if (k > 0 && k < 1) return offset_threshold(y, a, k, n);
   if (a > 0 && lambda_lo > 0) drop_at_or_below(y, lambda_lo - 1 / a);
-  const double lambda = newton_lambda(y, a, k, n, lambda_lo);
-  if (k == 2) return quadratic_closed_form(y, a, lambda);
-  return {lambda, 1 - a * lambda};
+  if (k == 2)
+    return newton_threshold(y, a, k, n, lambda_lo,
+                            [&](double lambda) { return quadratic_closed_form(y, a, lambda); });
+  return newton_threshold(y, a, k, n, lambda_lo,
+                          [](double) { return std::optional<PowerThreshold>(); });
 }
 
 double solve_budget(const std::vector<double>& y, double b) {
