@@ -61,7 +61,9 @@ struct Family {
 
 /// Forward map, row by row: p = map(x). Shapes: x, p (rows.count x rows.length).
 /// `tau`, if not empty, receives the threshold of each row (rows.count entries), in the
-/// unshifted form of the formulas above (softmax: logsumexp(x)).
+/// unshifted form of the formulas above (softmax: logsumexp(x)). For budget, tau is not unique
+/// when every p_i is 0 or 1; any valid one is returned. Reported unshifted, tau carries the
+/// rounding of (alpha - 1) max x, so rows far from 0 get a tau accurate only to that.
 template <std::floating_point T>
 void forward(const Family<T>& family, std::span<const T> x, std::span<T> p, Rows rows,
              Threads threads = {}, std::span<T> tau = {});

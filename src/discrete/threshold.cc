@@ -15,6 +15,22 @@ namespace {
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr int kMaxIterations = 200;
 
+// sum_{i in [begin, end)} term(i) by pairwise summation: an error of O(eps log n) like a
+// compensated sum, without its serial dependency from one term to the next.
+template <class Term>
+double pairwise_sum(std::size_t begin, std::size_t end, const Term& term) {
+  if (end - begin <= 32) {
+    double s[4] = {0, 0, 0, 0};
+    std::size_t i = begin;
+    for (; i + 4 <= end; i += 4)
+      for (std::size_t j = 0; j < 4; ++j) s[j] += term(i + j);
+    for (; i < end; ++i) s[0] += term(i);
+    return (s[0] + s[1]) + (s[2] + s[3]);
+  }
+  const std::size_t middle = begin + (end - begin) / 2;
+  return pairwise_sum(begin, middle, term) + pairwise_sum(middle, end, term);
+}
+
 // Sums of u^k and u^(k-1), u = base + a y, over the candidates; base is 1 - a lambda or, for
 // the offset form, c. Close to alpha = 1 (|a| < 0.1, k > 10) in the lambda form the powers go
 // through log1p(a (y - lambda)) in scalar code, so that the rounding of 1 - a lambda is not
@@ -38,33 +54,40 @@ simd::PowerSums sums_of_powers(const std::vector<double>& y, double a, double k,
   return sums;
 }
 
-// Removes the entries with y <= bound (proven outside the support).
+// Removes the entries with y <= bound (proven outside the support). Branch-free: which
+// entries leave is data-dependent, and a mispredicted branch per entry costs more than the
+// arithmetic of these loops.
 void drop_at_or_below(std::vector<double>& y, double bound) {
-  y.erase(std::remove_if(y.begin(), y.end(), [bound](double v) { return v <= bound; }), y.end());
+  std::size_t kept = 0;
+  for (const double v : y) {
+    y[kept] = v;
+    kept += v > bound;
+  }
+  y.resize(kept);
 }
 
 // k = 1 (sparsemax), p = [z + offset]_+ with z = a y: Michelot's method, in scalar code (the
 // candidates of a sparsemax row are few). With offset_S = (1 - sum_S z)/|S|, -offset_S/a is a
 // lower bound of the threshold for every S that holds the support, so entries at or below it
-// leave; when none leaves, S is the support and offset_S, recomputed with a compensated sum,
+// leave; when none leaves, S is the support and offset_S, recomputed with a pairwise sum,
 // is exact.
 PowerThreshold linear_threshold(std::vector<double>& y, double a) {
   for (double bound = -std::numeric_limits<double>::infinity();;) {
     std::size_t kept = 0;
     double sum = 0;
-    for (const double v : y) {
-      if (v <= bound) continue;
-      y[kept++] = v;
-      sum += v;
+    for (const double v : y) {  // branch-free, as in drop_at_or_below
+      const bool in = v > bound;
+      y[kept] = v;
+      kept += in;
+      sum += static_cast<double>(in) * v;
     }
     const bool stable = kept == y.size();
     y.resize(kept);
     if (stable && bound > -std::numeric_limits<double>::infinity()) break;
     bound = -(1 - a * sum) / (static_cast<double>(kept) * a);
   }
-  CompensatedSum sum;
-  for (double v : y) sum += a * v;
-  const double offset = (1 - sum.value()) / static_cast<double>(y.size());
+  const double sum = pairwise_sum(0, y.size(), [&](std::size_t i) { return a * y[i]; });
+  const double offset = (1 - sum) / static_cast<double>(y.size());
   return {(1 - offset) / a, offset};
 }
 
@@ -83,13 +106,15 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
   // is at most 1/n.
   double hi = -std::expm1(-std::log(static_cast<double>(n)) / k) / a;
   double lambda = lo;
-  std::size_t support = y.size() + 1;
+  std::size_t support = y.size() + 1, finish_failed_at = y.size() + 1;
   for (int it = 0; it < kMaxIterations; ++it) {
     const simd::PowerSums sums = sums_of_powers(y, a, k, lambda, 1 - a * lambda);
     const double s = sums.s, slope = sums.slope;
     (s >= 1 ? lo : hi) = lambda;
-    if (s >= 1 && sums.count == support)
+    if (s >= 1 && sums.count == support && sums.count != finish_failed_at) {
       if (const std::optional<PowerThreshold> exact = finish(lambda)) return *exact;
+      finish_failed_at = sums.count;  // try again only on another support
+    }
     support = sums.count;
     if (s == 1 || slope == 0) break;
     double next = k >= 1 ? lambda + (s - (k == 2 ? std::sqrt(s) : std::pow(s, 1 - 1 / k))) / (a * slope)
@@ -103,26 +128,25 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
 }
 
 // Exact finish for k = 2 (entmax-1.5, 2-normmax) on the support S found at lambda, z = a y,
-// with compensated sums: p = (z + c)^2, c = -mean_S z + sqrt((1 - M2)/|S|),
+// with pairwise sums: p = (z + c)^2, c = -mean_S z + sqrt((1 - M2)/|S|),
 // M2 = sum_S (z - mean)^2.
 // It is the threshold when every z in S stays in the support under it; otherwise Newton goes on.
 std::optional<PowerThreshold> quadratic_closed_form(const std::vector<double>& y, double a,
                                                     double lambda) {
   const double bound = lambda - 1 / a;
-  CompensatedSum sum;
-  double lowest = 0, size = 0;
-  for (double v : y) {
-    if (v <= bound) continue;
-    sum += a * v;
-    lowest = std::min(lowest, a * v);
-    ++size;
-  }
-  const double mean = sum.value() / size;
-  CompensatedSum m2;
-  for (double v : y)
-    if (v > bound) m2 += (a * v - mean) * (a * v - mean);
-  if (!(m2.value() <= 1)) return std::nullopt;
-  const double c = -mean + std::sqrt((1 - m2.value()) / size);
+  // Over S = {y > bound}, with 0/1 weights rather than branches (which entries pass is data-
+  // dependent, and a mispredicted branch per entry costs more than the arithmetic).
+  auto in = [&](std::size_t i) { return static_cast<double>(y[i] > bound); };
+  double lowest = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) lowest = std::min(lowest, in(i) * (a * y[i]));
+  const double size = pairwise_sum(0, y.size(), in);
+  const double mean = pairwise_sum(0, y.size(), [&](std::size_t i) { return in(i) * (a * y[i]); }) / size;
+  const double m2 = pairwise_sum(0, y.size(), [&](std::size_t i) {
+    const double d = a * y[i] - mean;
+    return in(i) * (d * d);
+  });
+  if (!(m2 <= 1)) return std::nullopt;
+  const double c = -mean + std::sqrt((1 - m2) / size);
   if (!(lowest + c >= 0)) return std::nullopt;
   return PowerThreshold{(1 - c) / a, c};
 }
