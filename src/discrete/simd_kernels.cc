@@ -141,14 +141,28 @@ std::size_t Collect(const T* x, std::size_t n, T threshold, T* out) {
 template <class T>
 T Max(const T* x, std::size_t n) {
   const hn::ScalableTag<T> d;
-  auto acc = hn::Set(d, -kInf<T>);
-  auto nan = hn::IsNaN(acc);
-  ForEachVector(d, x, n, -kInf<T>, [&](std::size_t, auto v, std::size_t) HWY_ATTR {
-    acc = hn::Max(acc, v);
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
+  // Four independent accumulators: one would make the pass latency-bound. A NaN is caught
+  // by x != x, kept as the sum of those masks' lanes in a fifth accumulator.
+  V m0 = hn::Set(d, -kInf<T>), m1 = m0, m2 = m0, m3 = m0;
+  auto nan = hn::IsNaN(m0);
+  std::size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    const V v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + N);
+    const V v2 = hn::LoadU(d, x + i + 2 * N), v3 = hn::LoadU(d, x + i + 3 * N);
+    m0 = hn::Max(m0, v0);
+    m1 = hn::Max(m1, v1);
+    m2 = hn::Max(m2, v2);
+    m3 = hn::Max(m3, v3);
+    nan = hn::Or(nan, hn::Or(hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)), hn::Or(hn::IsNaN(v2), hn::IsNaN(v3))));
+  }
+  ForEachVector(d, x + i, n - i, -kInf<T>, [&](std::size_t, V v, std::size_t) HWY_ATTR {
+    m0 = hn::Max(m0, v);
     nan = hn::Or(nan, hn::IsNaN(v));
   });
   if (!hn::AllFalse(d, nan)) return std::numeric_limits<T>::quiet_NaN();
-  return hn::GetLane(hn::MaxOfLanes(d, acc));
+  return hn::GetLane(hn::MaxOfLanes(d, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3))));
 }
 
 // ---- write pass ------------------------------------------------------------------------------
@@ -353,7 +367,6 @@ PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
     const auto u = hn::MulAdd(a, v, base);
     // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
     const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
-    if (hn::AllFalse(d, inside)) return;
     const auto safe = hn::IfThenElse(inside, u, one);
     if (w.integer_k == 1) {
       add(one, safe, inside);
