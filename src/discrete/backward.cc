@@ -38,11 +38,19 @@ simd::Weights<T> weights_of(Map map, double alpha) {
   }
 }
 
+// dx = s (g - sum s g / sum s). Weights that cost a power (exp and log per entry) are computed
+// once: the first pass keeps them in dx, unless dx is g itself.
 template <class T>
 void centered_row(const simd::Weights<T>& w, const T* p, const T* g, T* dx, std::size_t n) {
-  const simd::WeightedSums sums = simd::Kernels<T>::weighted_sums(p, g, n, w);
-  const double q = sums.s > 0 ? sums.sg / sums.s : 0.0;
-  simd::Kernels<T>::weighted_center(p, g, dx, n, w, static_cast<T>(q), T(1));
+  const bool keep_weights = w.kind == WeightKind::power && dx != g;
+  const simd::WeightedSums sums =
+      simd::Kernels<T>::weighted_sums(p, g, n, w, keep_weights ? dx : nullptr);
+  const T q = static_cast<T>(sums.s > 0 ? sums.sg / sums.s : 0.0);
+  if (keep_weights) {
+    simd::Kernels<T>::center_weights(dx, g, dx, n, q);
+  } else {
+    simd::Kernels<T>::weighted_center(p, g, dx, n, w, q, T(1));
+  }
 }
 
 // normmax: dx = C [s (g - A) - p B] with s = p^(2-alpha), A = p.g, B = s.g - A sum(s),

@@ -314,7 +314,7 @@ HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
 }
 
 template <class T>
-WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>& w) {
+WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>& w, T* s_out) {
   const hn::ScalableTag<T> d;
   const auto e = hn::Set(d, w.e);
   return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
@@ -322,8 +322,9 @@ WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>
     for (std::size_t begin = 0; begin < n; begin += kBlock) {
       auto sg = hn::Zero(d), s = hn::Zero(d);
       ForEachVectorPair(d, p + begin, g + begin, std::min(kBlock, n - begin),
-                        [&](std::size_t, auto pv, auto gv, std::size_t) HWY_ATTR {
+                        [&](std::size_t i, auto pv, auto gv, std::size_t lanes) HWY_ATTR {
                           const auto sv = Weight<decltype(kind)::value>(d, pv, e);
+                          if (s_out) StorePartial(d, sv, s_out + begin + i, lanes);
                           sg = hn::MulAdd(sv, gv, sg);
                           s = hn::Add(s, sv);
                         });
@@ -345,6 +346,15 @@ void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<
       StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i, lanes);
     });
     return 0;
+  });
+}
+
+template <class T>
+void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
+  const hn::ScalableTag<T> d;
+  const auto qv = hn::Set(d, q);
+  ForEachVectorPair(d, s, g, n, [&](std::size_t i, auto sv, auto gv, std::size_t lanes) HWY_ATTR {
+    StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i, lanes);
   });
 }
 
@@ -397,11 +407,19 @@ double SumF(const float* p, std::size_t n) { return Sum(p, n); }
 double SumD(const double* p, std::size_t n) { return Sum(p, n); }
 void ScaleF(float* p, std::size_t n, float f) { Scale(p, n, f); }
 void ScaleD(double* p, std::size_t n, double f) { Scale(p, n, f); }
-WeightedSums SumWeightedF(const float* p, const float* g, std::size_t n, const Weights<float>& w) {
-  return SumWeighted(p, g, n, w);
+WeightedSums SumWeightedF(const float* p, const float* g, std::size_t n, const Weights<float>& w,
+                          float* s_out) {
+  return SumWeighted(p, g, n, w, s_out);
 }
-WeightedSums SumWeightedD(const double* p, const double* g, std::size_t n, const Weights<double>& w) {
-  return SumWeighted(p, g, n, w);
+WeightedSums SumWeightedD(const double* p, const double* g, std::size_t n, const Weights<double>& w,
+                          double* s_out) {
+  return SumWeighted(p, g, n, w, s_out);
+}
+void CenterWeightsF(const float* s, const float* g, float* dx, std::size_t n, float q) {
+  CenterWeights(s, g, dx, n, q);
+}
+void CenterWeightsD(const double* s, const double* g, double* dx, std::size_t n, double q) {
+  CenterWeights(s, g, dx, n, q);
 }
 void WeightedCenterF(const float* p, const float* g, float* dx, std::size_t n,
                      const Weights<float>& w, float q, float f) {
@@ -431,6 +449,8 @@ HWY_EXPORT(SumF);
 HWY_EXPORT(SumD);
 HWY_EXPORT(ScaleF);
 HWY_EXPORT(ScaleD);
+HWY_EXPORT(CenterWeightsF);
+HWY_EXPORT(CenterWeightsD);
 HWY_EXPORT(SumWeightedF);
 HWY_EXPORT(SumWeightedD);
 HWY_EXPORT(WeightedCenterF);
@@ -474,13 +494,23 @@ template <>
 void Kernels<double>::scale(double* p, std::size_t n, double f) { HWY_DYNAMIC_DISPATCH(ScaleD)(p, n, f); }
 template <>
 WeightedSums Kernels<float>::weighted_sums(const float* p, const float* g, std::size_t n,
-                                           const Weights<float>& w) {
-  return HWY_DYNAMIC_DISPATCH(SumWeightedF)(p, g, n, w);
+                                           const Weights<float>& w, float* s_out) {
+  return HWY_DYNAMIC_DISPATCH(SumWeightedF)(p, g, n, w, s_out);
 }
 template <>
 WeightedSums Kernels<double>::weighted_sums(const double* p, const double* g, std::size_t n,
-                                            const Weights<double>& w) {
-  return HWY_DYNAMIC_DISPATCH(SumWeightedD)(p, g, n, w);
+                                            const Weights<double>& w, double* s_out) {
+  return HWY_DYNAMIC_DISPATCH(SumWeightedD)(p, g, n, w, s_out);
+}
+template <>
+void Kernels<float>::center_weights(const float* s, const float* g, float* dx, std::size_t n,
+                                    float q) {
+  HWY_DYNAMIC_DISPATCH(CenterWeightsF)(s, g, dx, n, q);
+}
+template <>
+void Kernels<double>::center_weights(const double* s, const double* g, double* dx, std::size_t n,
+                                     double q) {
+  HWY_DYNAMIC_DISPATCH(CenterWeightsD)(s, g, dx, n, q);
 }
 template <>
 void Kernels<float>::weighted_center(const float* p, const float* g, float* dx, std::size_t n,

@@ -103,8 +103,11 @@ struct Kernels {
   static double sum(const T* p, std::size_t n);
   /// p[i] *= factor.
   static void scale(T* p, std::size_t n, T factor);
-  /// sum s_i g_i and sum s_i.
-  static WeightedSums weighted_sums(const T* p, const T* g, std::size_t n, const Weights<T>& w);
+  /// sum s_i g_i and sum s_i; s_out, if not null, receives s (it may be p, not g).
+  static WeightedSums weighted_sums(const T* p, const T* g, std::size_t n, const Weights<T>& w,
+                                    T* s_out = nullptr);
+  /// dx[i] = s[i] (g[i] - q); dx may equal s or g.
+  static void center_weights(const T* s, const T* g, T* dx, std::size_t n, T q);
   /// dx[i] = factor * s_i (g[i] - q); dx may equal g.
   static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
                               T q, T factor);
