@@ -31,13 +31,14 @@ constexpr T kInf = std::numeric_limits<T>::infinity();
 template <class T>
 constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
 
+// Initial capacity of the candidate buffer of a scan.
 constexpr std::size_t kInitialCapacity = 1024;
 // Rows up to this length (16 KiB of floats, in L1) get a max pass first and are then scanned
 // against the final maximum; longer rows are read once, finding the maximum on the way
 // (measured faster from 32k entries on).
 constexpr std::size_t kCachedRow = 4096;
-// With a gap of at most 2 (alpha >= 1.5) the entries within the gap of the maximum are few,
-// and collecting them all at once beats pruning as the scan goes.
+// Up to this gap (alpha >= 1.5) the entries within the gap of the maximum of a short row are
+// few, and collecting them all at once beats pruning as the scan goes.
 constexpr double kCollectGap = 2;
 
 // The largest T that is <= v: thresholds used to drop entries must never round upward.
@@ -55,7 +56,9 @@ T below(T max, T gap) {
   return t < max ? t : std::nextafter(max, -kInf<T>);
 }
 
-// p_i = [1 + a (y_i - lambda)]_+^k / Z over the row, and the row's threshold.
+// The maximum of a row and the threshold of its power map, p_i = [1 + a (y_i - lambda)]_+^k,
+// y = x - max (normalised by Z for normmax); or a row without a distribution (max = -inf: all
+// entries masked; not_finite: a NaN or +inf entry).
 template <class T>
 struct PowerSolution {
   T max;
@@ -63,48 +66,45 @@ struct PowerSolution {
   bool not_finite = false;
 };
 
-// The threshold of a sparse power map (a > 0): candidates are entries with
-// y > lambda - 1/a for a proven lower bound lambda >= 0, so y > -1/a at first. Rows that fit in
-// cache get their maximum first (for alpha >= 1.5 one branch-free pass then collects the entries
-// within 1/a of it); long rows find the maximum on the way, in a single read pass. When the buffer fills, the threshold of the candidates so far (a
-// lower bound of the row's) raises the floor and the buffer is compacted; it grows only when
-// compaction frees too little.
+// y = values - max, in double, for the threshold solver.
 template <class T>
-PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, double k,
-                                        RowScratch<T>& scratch) {
+void load_shifted(const T* values, std::size_t count, T max, std::vector<double>& y) {
+  y.resize(count);
+  for (std::size_t i = 0; i < count; ++i)
+    y[i] = static_cast<double>(values[i]) - static_cast<double>(max);
+}
+
+// A short row whose maximum is known, with a gap of at most 2 (alpha >= 1.5): the entries
+// within the gap of the maximum are few, so one branch-free pass collects them all.
+template <class T>
+PowerThreshold collected_threshold(const T* x, std::size_t n, T max, double a, double k,
+                                   RowScratch<T>& scratch) {
+  if (scratch.buffer.size() < n + simd::kMaxLanes) scratch.buffer.resize(n + simd::kMaxLanes);
+  const std::size_t count =
+      Kernels<T>::collect(x, n, below(max, static_cast<T>(1 / a)), scratch.buffer.data());
+  load_shifted(scratch.buffer.data(), count, max, scratch.y);
+  return solve_power_threshold(scratch.y, a, k, n);
+}
+
+// Any row, its maximum known (short rows) or found on the way (long rows, read once): the
+// SIMD scan keeps the entries above max(running max - 1/a, floor) in a buffer. When the buffer
+// fills, the threshold of the candidates so far (a lower bound of the row's) raises the floor
+// and the buffer is compacted; it grows only when compaction frees too little. Its capacity
+// starts anew for every row, so that results never depend on earlier rows.
+template <class T>
+PowerSolution<T> scanned_threshold(const T* x, std::size_t n, T known_max, double a, double k,
+                                   RowScratch<T>& scratch) {
   const double gap = 1 / a;
   if (scratch.buffer.size() < kInitialCapacity) scratch.buffer.resize(kInitialCapacity);
   simd::CandidateScan<T> scan{.x = x,
                               .length = n,
-                              .running_max = -kInf<T>,
+                              .running_max = known_max,
                               .gap = static_cast<T>(gap),
                               .floor = -kInf<T>,
                               .buffer = scratch.buffer.data(),
-                              .capacity = kInitialCapacity};  // per row: results never depend
-                                                              // on earlier rows
-  if (n <= kCachedRow) {
-    scan.running_max = Kernels<T>::max(x, n);
-    if (std::isnan(scan.running_max) || scan.running_max == kInf<T>) return {kNaN<T>, {}, true};
-    if (scan.running_max == -kInf<T>) return {scan.running_max, {}, false};
-    if (gap <= kCollectGap) {
-      // Few candidates: collect them all in one branch-free pass, no pruning needed.
-      const T max = scan.running_max;
-      if (scratch.buffer.size() < n + simd::kMaxLanes) scratch.buffer.resize(n + simd::kMaxLanes);
-      const std::size_t count =
-          Kernels<T>::collect(x, n, below(max, scan.gap), scratch.buffer.data());
-      scratch.y.resize(count);
-      for (std::size_t i = 0; i < count; ++i)
-        scratch.y[i] = static_cast<double>(scratch.buffer[i]) - static_cast<double>(max);
-      return {max, solve_power_threshold(scratch.y, a, k, n), false};
-    }
-  }
-  auto load_candidates = [&](T max) {
-    scratch.y.resize(scan.count);
-    for (std::size_t i = 0; i < scan.count; ++i)
-      scratch.y[i] = static_cast<double>(scan.buffer[i]) - static_cast<double>(max);
-  };
-  // A lower bound of lambda relative to `max`, from the floor (an absolute lower bound of
-  // the threshold max + lambda - 1/a).
+                              .capacity = kInitialCapacity};
+  // A lower bound of lambda relative to `max`, from the floor (an absolute lower bound of the
+  // threshold max + lambda - 1/a).
   auto lambda_floor = [&](T max) {
     return std::max(0.0, static_cast<double>(scan.floor) + gap - static_cast<double>(max));
   };
@@ -112,13 +112,12 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
     Kernels<T>::scan(scan);
     if (scan.not_finite) return {kNaN<T>, {}, true};
     if (scan.position == n) break;
-    // Full: prune with the threshold of the candidates seen so far.
-    load_candidates(scan.running_max);
+    load_shifted(scan.buffer, scan.count, scan.running_max, scratch.y);
     const PowerThreshold bound =
         solve_power_threshold(scratch.y, a, k, n, lambda_floor(scan.running_max));
     const double floor = static_cast<double>(scan.running_max) + bound.lambda - gap;
-    scan.floor = std::max(scan.floor, round_down<T>(floor - 4 * std::numeric_limits<double>::epsilon() *
-                                                              (std::abs(floor) + gap)));
+    const double margin = 4 * std::numeric_limits<double>::epsilon() * (std::abs(floor) + gap);
+    scan.floor = std::max(scan.floor, round_down<T>(floor - margin));
     scan.count = static_cast<std::size_t>(
         std::remove_if(scan.buffer, scan.buffer + scan.count, [&](T v) { return v <= scan.floor; }) -
         scan.buffer);
@@ -129,9 +128,24 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
     }
   }
   if (scan.running_max == -kInf<T>) return {-kInf<T>, {}, false};  // every entry is -inf
-  load_candidates(scan.running_max);
+  load_shifted(scan.buffer, scan.count, scan.running_max, scratch.y);
   return {scan.running_max,
           solve_power_threshold(scratch.y, a, k, n, lambda_floor(scan.running_max)), false};
+}
+
+// The threshold of a sparse power map (a > 0). Entries with y <= lambda - 1/a are outside the
+// support for any lower bound lambda >= 0 of the threshold, so only entries within 1/a of the
+// maximum are candidates. Rows that fit in L1 get their maximum first; longer rows are read
+// once.
+template <class T>
+PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, double k,
+                                        RowScratch<T>& scratch) {
+  if (n > kCachedRow) return scanned_threshold(x, n, -kInf<T>, a, k, scratch);
+  const T max = Kernels<T>::max(x, n);
+  if (std::isnan(max) || max == kInf<T>) return {kNaN<T>, {}, true};
+  if (max == -kInf<T>) return {max, {}, false};
+  if (1 / a <= kCollectGap) return {max, collected_threshold(x, n, max, a, k, scratch), false};
+  return scanned_threshold(x, n, max, a, k, scratch);
 }
 
 // The same for a < 0 (entmax with alpha < 1): every entry is in the support.
@@ -161,21 +175,21 @@ void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& sc
   const PowerSolution<T> s = a > 0 ? sparse_power_threshold(x, n, a, k, scratch)
                                    : dense_power_threshold(x, n, a, k, scratch);
   if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
-  WriteParams<T> w{.kind = WriteKind::power, .shift = s.max};
-  if (k == 1 || k == 2 || (k > 0 && k < 1)) {
-    w.kind = k == 1 ? WriteKind::linear : k == 2 ? WriteKind::square : WriteKind::offset_power;
-    w.a = static_cast<T>(a);
-    w.c = static_cast<T>(s.threshold.offset);
-    w.k = static_cast<T>(k);
-    w.exact_a = a;
-    w.exact_offset = s.threshold.offset;
-    w.exact_k = k;
-  } else {
-    w.a = static_cast<T>(a);
-    w.lambda = static_cast<T>(s.threshold.lambda);
-    w.k = static_cast<T>(k);
-  }
-  Kernels<T>::write(x, p, n, w);
+  // k = 1, 2 and k < 1 (alpha > 2) from the offset, other k from lambda through log1p.
+  const WriteKind kind = k == 1   ? WriteKind::linear
+                         : k == 2 ? WriteKind::square
+                         : k > 0 && k < 1 ? WriteKind::offset_power
+                                          : WriteKind::power;
+  Kernels<T>::write(x, p, n,
+                    {.kind = kind,
+                     .shift = s.max,
+                     .a = static_cast<T>(a),
+                     .c = static_cast<T>(s.threshold.offset),
+                     .lambda = static_cast<T>(s.threshold.lambda),
+                     .k = static_cast<T>(k),
+                     .exact_a = a,
+                     .exact_offset = s.threshold.offset,
+                     .exact_k = k});
   if (tau) *tau = static_cast<T>(a * (static_cast<double>(s.max) + s.threshold.lambda) - 1);
 }
 

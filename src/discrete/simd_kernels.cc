@@ -243,12 +243,19 @@ constexpr std::size_t kBlock = 1024;
 template <class T>
 double Sum(const T* p, std::size_t n) {
   const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
   double total = 0;
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
-    auto acc = hn::Zero(d);
-    ForEachVector(d, p + begin, std::min(kBlock, n - begin), T(0),
-                  [&](std::size_t, auto v, std::size_t) HWY_ATTR { acc = hn::Add(acc, v); });
-    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, acc)));
+    const std::size_t length = std::min(kBlock, n - begin);
+    V acc[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};  // independent chains
+    std::size_t i = 0;
+    for (; i + 4 * N <= length; i += 4 * N)
+      for (std::size_t j = 0; j < 4; ++j) acc[j] = hn::Add(acc[j], hn::LoadU(d, p + begin + i + j * N));
+    ForEachVector(d, p + begin + i, length - i, T(0),
+                  [&](std::size_t, V v, std::size_t) HWY_ATTR { acc[0] = hn::Add(acc[0], v); });
+    const V all = hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]));
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, all)));
   }
   return total;
 }
@@ -300,6 +307,10 @@ HWY_INLINE V Weight(D d, V p, V e) {
   }
 }
 
+// Whether s(0) = 0 (every kind but identity, where s = p: also 0, but dense rows gain nothing).
+template <WeightKind K>
+constexpr bool kZeroAtZero = K != WeightKind::identity;
+
 // Calls f(std::integral_constant<WeightKind, K>) for the runtime kind.
 template <class F>
 HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
@@ -316,20 +327,44 @@ HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
 template <class T>
 WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>& w, T* s_out) {
   const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
   const auto e = hn::Set(d, w.e);
   return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
     WeightedSums out;
     for (std::size_t begin = 0; begin < n; begin += kBlock) {
-      auto sg = hn::Zero(d), s = hn::Zero(d);
-      ForEachVectorPair(d, p + begin, g + begin, std::min(kBlock, n - begin),
-                        [&](std::size_t i, auto pv, auto gv, std::size_t lanes) HWY_ATTR {
-                          const auto sv = Weight<decltype(kind)::value>(d, pv, e);
-                          if (s_out) StorePartial(d, sv, s_out + begin + i, lanes);
-                          sg = hn::MulAdd(sv, gv, sg);
-                          s = hn::Add(s, sv);
+      const std::size_t length = std::min(kBlock, n - begin);
+      // Four accumulator pairs: one would make the pass latency-bound (FMA after FMA).
+      V sg[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
+      V s[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
+      auto add = [&](std::size_t j, std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
+        const V sv = Weight<decltype(kind)::value>(d, pv, e);
+        if (s_out) StorePartial(d, sv, s_out + begin + i, lanes);
+        sg[j] = hn::MulAdd(sv, gv, sg[j]);
+        s[j] = hn::Add(s[j], sv);
+      };
+      std::size_t i = 0;
+      for (; i + 4 * N <= length; i += 4 * N) {
+        for (std::size_t j = 0; j < 4; ++j) {
+          const T* at = p + begin + i + j * N;
+          const V pv = hn::LoadU(d, at);
+          // Where s(p) = 0 for p = 0 and the whole vector is 0 (most of a sparse row), g is
+          // not read at all: a vector is one cache line of g saved.
+          if (kZeroAtZero<decltype(kind)::value> && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
+            if (s_out) hn::StoreU(hn::Zero(d), d, s_out + begin + i + j * N);
+            continue;
+          }
+          add(j, i + j * N, pv, hn::LoadU(d, g + begin + i + j * N), N);
+        }
+      }
+      ForEachVectorPair(d, p + begin + i, g + begin + i, length - i,
+                        [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
+                          add(0, i + t, pv, gv, lanes);
                         });
-      out.sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sg)));
-      out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s)));
+      const V sg_all = hn::Add(hn::Add(sg[0], sg[1]), hn::Add(sg[2], sg[3]));
+      const V s_all = hn::Add(hn::Add(s[0], s[1]), hn::Add(s[2], s[3]));
+      out.sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sg_all)));
+      out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s_all)));
     }
     return out;
   });
@@ -339,11 +374,25 @@ template <class T>
 void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q,
                     T factor) {
   const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
   const auto e = hn::Set(d, w.e), qv = hn::Set(d, q), f = hn::Set(d, factor);
   WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    ForEachVectorPair(d, p, g, n, [&](std::size_t i, auto pv, auto gv, std::size_t lanes) HWY_ATTR {
+    auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
       const auto sv = hn::Mul(f, Weight<decltype(kind)::value>(d, pv, e));
       StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i, lanes);
+    };
+    std::size_t i = 0;
+    for (; i + N <= n; i += N) {
+      const V pv = hn::LoadU(d, p + i);
+      if (kZeroAtZero<decltype(kind)::value> && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
+        hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
+        continue;
+      }
+      center(i, pv, hn::LoadU(d, g + i), N);
+    }
+    ForEachVectorPair(d, p + i, g + i, n - i, [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
+      center(i + t, pv, gv, lanes);
     });
     return 0;
   });
@@ -352,9 +401,20 @@ void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<
 template <class T>
 void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
   const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
   const auto qv = hn::Set(d, q);
-  ForEachVectorPair(d, s, g, n, [&](std::size_t i, auto sv, auto gv, std::size_t lanes) HWY_ATTR {
-    StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i, lanes);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {  // as WeightedCenter, so that both give the same zeros
+    const V sv = hn::LoadU(d, s + i);
+    if (hn::AllTrue(d, hn::Eq(sv, hn::Zero(d)))) {
+      hn::StoreU(hn::Zero(d), d, dx + i);
+      continue;
+    }
+    hn::StoreU(hn::Mul(sv, hn::Sub(hn::LoadU(d, g + i), qv)), d, dx + i);
+  }
+  ForEachVectorPair(d, s + i, g + i, n - i, [&](std::size_t t, V sv, V gv, std::size_t lanes) HWY_ATTR {
+    StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i + t, lanes);
   });
 }
 
