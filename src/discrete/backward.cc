@@ -87,9 +87,7 @@ void backward(const Family<T>& family, std::span<const T> p, std::span<const T> 
   detail::check_size(fn, "dx", dx, rows.size());
   detail::check_no_partial_overlap(fn, "p", p, "dx", dx);
   detail::check_no_partial_overlap(fn, "g", g, "dx", dx);
-  detail::check_per_row(fn, detail::parameter_name(family.map), family.parameter, rows.count);
-  for (std::size_t r = 0; r < rows.count; ++r)
-    detail::check_parameter(fn, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
+  detail::check_family(fn, family, rows);
   if (rows.length == 0) return;
   detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t r = begin; r < end; ++r) {

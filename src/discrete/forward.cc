@@ -289,9 +289,7 @@ void forward(const Family<T>& family, std::span<const T> x, std::span<T> p, Rows
   detail::check_size(fn, "p", p, rows.size());
   if (!tau.empty()) detail::check_size(fn, "tau", tau, rows.count, "rows.count");
   detail::check_no_partial_overlap(fn, "x", x, "p", p);
-  detail::check_per_row(fn, detail::parameter_name(family.map), family.parameter, rows.count);
-  for (std::size_t r = 0; r < rows.count; ++r)
-    detail::check_parameter(fn, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
+  detail::check_family(fn, family, rows);
   if (rows.length == 0) return;
   detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
     detail::RowScratch<T> scratch;

@@ -51,4 +51,12 @@ inline void check_parameter(const char* function, Map map, double parameter, std
   }
 }
 
+/// Throws unless the family's parameter is one shared value or one per row, each valid.
+template <class T>
+void check_family(const char* function, const Family<T>& family, Rows rows) {
+  check_per_row(function, parameter_name(family.map), family.parameter, rows.count);
+  for (std::size_t r = 0; r < rows.count; ++r)
+    check_parameter(function, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
+}
+
 }  // namespace sparcon::detail

@@ -62,9 +62,8 @@ void fenchel_young_loss(const Family<T>& family, std::span<const T> x,
     detail::check_size(fn, "grad", grad, rows.size());
     detail::check_no_partial_overlap(fn, "x", x, "grad", grad);
   }
-  detail::check_per_row(fn, detail::parameter_name(family.map), family.parameter, rows.count);
+  detail::check_family(fn, family, rows);
   for (std::size_t r = 0; r < rows.count; ++r) {
-    detail::check_parameter(fn, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
     const std::int64_t t = target[r];
     if (!detail::ignored(t, ignore_index) &&
         (t < 0 || static_cast<std::uint64_t>(t) >= rows.length))
