@@ -49,7 +49,7 @@ inline const std::vector<double>& entmax_alphas() {
   return alphas;
 }
 inline const std::vector<double>& normmax_alphas() {
-  static const std::vector<double> alphas = {1.5, 2, 3};
+  static const std::vector<double> alphas = {1.05, 1.5, 2, 3, 10};
   return alphas;
 }
 inline const std::vector<double>& budgets() {
