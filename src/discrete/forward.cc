@@ -140,7 +140,13 @@ PowerSolution<T> scanned_threshold(const T* x, std::size_t n, T known_max, doubl
 template <class T>
 PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, double k,
                                         RowScratch<T>& scratch) {
-  if (n > kCachedRow) return scanned_threshold(x, n, -kInf<T>, a, k, scratch);
+  if (n > kCachedRow) {
+    // Seeded with the maximum of the first block, the scan skips most of the candidates a
+    // running maximum that starts at -inf would collect early in the row.
+    const T seed = Kernels<T>::max(x, kCachedRow);
+    if (std::isnan(seed) || seed == kInf<T>) return {kNaN<T>, {}, true};
+    return scanned_threshold(x, n, seed, a, k, scratch);
+  }
   const T max = Kernels<T>::max(x, n);
   if (std::isnan(max) || max == kInf<T>) return {kNaN<T>, {}, true};
   if (max == -kInf<T>) return {max, {}, false};
