@@ -424,12 +424,13 @@ PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
   const hn::ScalableTag<double> d;
   const auto a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
   const auto zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
-  auto s = zero, slope = zero;
+  auto s = zero, slope = zero, lowest = infinity;
   std::size_t count = 0;
   auto add = [&](auto u_to_k1, auto u, auto inside) HWY_ATTR {
     const auto pk1 = hn::IfThenElseZero(inside, u_to_k1);
     s = hn::MulAdd(pk1, u, s);
     slope = hn::Add(slope, pk1);
+    lowest = hn::Min(lowest, hn::IfThenElse(inside, u, infinity));
     count += hn::CountTrue(d, inside);
   };
   auto visit = [&](std::size_t, auto v, std::size_t) HWY_ATTR {
@@ -451,7 +452,8 @@ PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
     }
   };
   ForEachVector(d, y, n, -std::numeric_limits<double>::infinity(), visit);
-  return {hn::GetLane(hn::SumOfLanes(d, s)), hn::GetLane(hn::SumOfLanes(d, slope)), count};
+  return {hn::GetLane(hn::SumOfLanes(d, s)), hn::GetLane(hn::SumOfLanes(d, slope)), count,
+          hn::GetLane(hn::MinOfLanes(d, lowest))};
 }
 
 // Non-template entry points, one per type, for HWY_EXPORT.

@@ -43,6 +43,7 @@ simd::PowerSums sums_of_powers(const std::vector<double>& y, double a, double k,
     return simd::power_sums(y.data(), y.size(), {a, base, k, integer});
   }
   simd::PowerSums sums;
+  sums.lowest = std::numeric_limits<double>::infinity();
   for (const double v : y) {
     const double t = a * (v - lambda);
     if (!(t > -1)) continue;
@@ -50,6 +51,7 @@ simd::PowerSums sums_of_powers(const std::vector<double>& y, double a, double k,
     sums.s += pk1 * (1 + t);
     sums.slope += pk1;
     ++sums.count;
+    sums.lowest = std::min(sums.lowest, 1 + t);
   }
   return sums;
 }
@@ -97,14 +99,16 @@ PowerThreshold linear_threshold(std::vector<double>& y, double a) {
 // the root (Newton on f shrinks the distance only by a factor 1 - 1/k per step there); for
 // k = 1 this is Michelot's method. For a < 0 (entmax, alpha < 1) they run on the convex f.
 // From the left neither leaves the bracket but by rounding.
-// `finish(lambda)`, called when the support did not change in the last step, may return the
-// exact threshold on that support and end the iteration.
+// `finish(lambda, sums)`, called when the support did not change in the last step, may return
+// the exact threshold on that support and end the iteration.
 template <class Finish>
 PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std::size_t n,
                                 double lo, Finish&& finish) {
-  // f(lo) >= 0 by the caller (0: the largest entry alone reaches 1); f(hi) <= 0: every entry
-  // is at most 1/n.
-  double hi = -std::expm1(-std::log(static_cast<double>(n)) / k) / a;
+  // f(lo) >= 0 by the caller (0: the largest entry alone reaches 1). The upper end is needed
+  // only if a step leaves the bracket (by rounding); the first such time it becomes the bound
+  // at which every entry is at most 1/n, f(hi) <= 0.
+  double hi = std::numeric_limits<double>::infinity();
+  auto upper_bound = [&] { return -std::expm1(-std::log(static_cast<double>(n)) / k) / a; };
   double lambda = lo;
   std::size_t support = y.size() + 1, finish_failed_at = y.size() + 1;
   for (int it = 0; it < kMaxIterations; ++it) {
@@ -112,14 +116,17 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
     const double s = sums.s, slope = sums.slope;
     (s >= 1 ? lo : hi) = lambda;
     if (s >= 1 && sums.count == support && sums.count != finish_failed_at) {
-      if (const std::optional<PowerThreshold> exact = finish(lambda)) return *exact;
+      if (const std::optional<PowerThreshold> exact = finish(lambda, sums)) return *exact;
       finish_failed_at = sums.count;  // try again only on another support
     }
     support = sums.count;
     if (s == 1 || slope == 0) break;
     double next = k >= 1 ? lambda + (s - (k == 2 ? std::sqrt(s) : std::pow(s, 1 - 1 / k))) / (a * slope)
                          : lambda + (s - 1) / (a * k * slope);
-    if (!(next > lo && next < hi)) next = lo + 0.5 * (hi - lo);
+    if (!(next > lo && next < hi)) {
+      if (hi == std::numeric_limits<double>::infinity()) hi = std::max(lo, upper_bound());
+      next = lo + 0.5 * (hi - lo);
+    }
     const bool done = std::abs(next - lambda) <= 4 * kEps * std::max(1.0, std::abs(lambda));
     lambda = next;
     if (done) break;
@@ -127,28 +134,21 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
   return {lambda, 1 - a * lambda};
 }
 
-// Exact finish for k = 2 (entmax-1.5, 2-normmax) on the support S found at lambda, z = a y,
-// with pairwise sums: p = (z + c)^2, c = -mean_S z + sqrt((1 - M2)/|S|),
-// M2 = sum_S (z - mean)^2.
-// It is the threshold when every z in S stays in the support under it; otherwise Newton goes on.
-std::optional<PowerThreshold> quadratic_closed_form(const std::vector<double>& y, double a,
-                                                    double lambda) {
-  const double bound = lambda - 1 / a;
-  // Over S = {y > bound}, with 0/1 weights rather than branches (which entries pass is data-
-  // dependent, and a mispredicted branch per entry costs more than the arithmetic).
-  auto in = [&](std::size_t i) { return static_cast<double>(y[i] > bound); };
-  double lowest = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) lowest = std::min(lowest, in(i) * (a * y[i]));
-  const double size = pairwise_sum(0, y.size(), in);
-  const double mean = pairwise_sum(0, y.size(), [&](std::size_t i) { return in(i) * (a * y[i]); }) / size;
-  const double m2 = pairwise_sum(0, y.size(), [&](std::size_t i) {
-    const double d = a * y[i] - mean;
-    return in(i) * (d * d);
-  });
+// Exact finish for k = 2 (entmax-1.5, 2-normmax) on the support S = {u > 0} at lambda, from
+// the sums of the last Newton step (u = c + z, z = a y, c = 1 - a lambda, K = |S|):
+//   sum_S (z + c')^2 = 1  =>  c' = -mean_S z + sqrt((1 - M2)/K),  M2 = sum_S (z - mean)^2,
+// with mean_S z = sum u / K - c and M2 = sum u^2 - (sum u)^2 / K (M2 does not depend on the
+// shift c). It is the threshold when every entry of S stays in the support under c', i.e.
+// min_S u - c + c' >= 0; otherwise Newton goes on.
+std::optional<PowerThreshold> quadratic_closed_form(double a, double lambda,
+                                                    const simd::PowerSums& sums) {
+  const double size = static_cast<double>(sums.count), c = 1 - a * lambda;
+  const double m2 = std::max(0.0, sums.s - sums.slope * sums.slope / size);
   if (!(m2 <= 1)) return std::nullopt;
-  const double c = -mean + std::sqrt((1 - m2) / size);
-  if (!(lowest + c >= 0)) return std::nullopt;
-  return PowerThreshold{(1 - c) / a, c};
+  const double shift = std::sqrt((1 - m2) / size) - sums.slope / size;  // c' - c
+  if (!(sums.lowest + shift >= 0)) return std::nullopt;
+  const double offset = c + shift;
+  return PowerThreshold{(1 - offset) / a, offset};
 }
 
 // 0 < k < 1 (entmax, alpha > 2): the same equation in the offset c = 1 - a lambda, the value
@@ -182,10 +182,12 @@ PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k,
   if (k > 0 && k < 1) return offset_threshold(y, a, k, n);
   if (a > 0 && lambda_lo > 0) drop_at_or_below(y, lambda_lo - 1 / a);
   if (k == 2)
-    return newton_threshold(y, a, k, n, lambda_lo,
-                            [&](double lambda) { return quadratic_closed_form(y, a, lambda); });
-  return newton_threshold(y, a, k, n, lambda_lo,
-                          [](double) { return std::optional<PowerThreshold>(); });
+    return newton_threshold(y, a, k, n, lambda_lo, [&](double lambda, const simd::PowerSums& sums) {
+      return quadratic_closed_form(a, lambda, sums);
+    });
+  return newton_threshold(y, a, k, n, lambda_lo, [](double, const simd::PowerSums&) {
+    return std::optional<PowerThreshold>();
+  });
 }
 
 double solve_budget(const std::vector<double>& y, double b) {
