@@ -31,17 +31,18 @@ double pairwise_sum(std::size_t begin, std::size_t end, const Term& term) {
   return pairwise_sum(begin, middle, term) + pairwise_sum(middle, end, term);
 }
 
-// Sums of u^k and u^(k-1), u = base + a y, over the candidates; base is 1 - a lambda or, for
-// the offset form, c. Close to alpha = 1 (|a| < 0.1, k > 10) in the lambda form the powers go
+// Sums of u^k and u^(k-1) over the candidates, with u = c + a y (the offset form), by the
+// SIMD kernel.
+simd::PowerSums sums_at_offset(const std::vector<double>& y, double a, double k, double c) {
+  const int integer = k == std::floor(k) && k >= 1 && k <= 8 ? static_cast<int>(k) : 0;
+  return simd::power_sums(y.data(), y.size(), {a, c, k, integer});
+}
+
+// The same with u = 1 + a (y - lambda). Close to alpha = 1 (|a| < 0.1, k > 10) the powers go
 // through log1p(a (y - lambda)) in scalar code, so that the rounding of 1 - a lambda is not
-// amplified by k; everything else runs in the SIMD kernel.
-simd::PowerSums sums_of_powers(const std::vector<double>& y, double a, double k, double lambda,
-                               double base) {
-  const bool near_one = std::abs(a) < 0.1 && base == 1 - a * lambda;
-  if (!near_one) {
-    const int integer = k == std::floor(k) && k >= 1 && k <= 8 ? static_cast<int>(k) : 0;
-    return simd::power_sums(y.data(), y.size(), {a, base, k, integer});
-  }
+// amplified by k.
+simd::PowerSums sums_at_lambda(const std::vector<double>& y, double a, double k, double lambda) {
+  if (std::abs(a) >= 0.1) return sums_at_offset(y, a, k, 1 - a * lambda);
   simd::PowerSums sums;
   sums.lowest = std::numeric_limits<double>::infinity();
   for (const double v : y) {
@@ -112,7 +113,7 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
   double lambda = lo;
   std::size_t support = y.size() + 1, finish_failed_at = y.size() + 1;
   for (int it = 0; it < kMaxIterations; ++it) {
-    const simd::PowerSums sums = sums_of_powers(y, a, k, lambda, 1 - a * lambda);
+    const simd::PowerSums sums = sums_at_lambda(y, a, k, lambda);
     const double s = sums.s, slope = sums.slope;
     (s >= 1 ? lo : hi) = lambda;
     if (s >= 1 && sums.count == support && sums.count != finish_failed_at) {
@@ -159,7 +160,7 @@ PowerThreshold offset_threshold(std::vector<double>& y, double a, double k, std:
   double lo = std::exp(-std::log(static_cast<double>(n)) / k), hi = 1;
   double c = hi;
   for (int it = 0; it < kMaxIterations; ++it) {
-    const simd::PowerSums sums = sums_of_powers(y, a, k, (1 - c) / a, c);
+    const simd::PowerSums sums = sums_at_offset(y, a, k, c);
     const double f = sums.s - 1, slope = k * sums.slope;
     (f >= 0 ? hi : lo) = c;
     if (f == 0 || slope == 0) break;
