@@ -97,8 +97,8 @@ PowerThreshold linear_threshold(std::vector<double>& y, double a) {
 // The threshold of sum [1 + a (y - lambda)]_+^k = 1, for k >= 1 or a < 0, by Newton steps from
 // the lower bound lo, kept inside the bracket [lo, hi] by bisection. For k >= 1 they run on
 // F = (sum u^k)^(1/k) - 1, convex and decreasing like f = sum u^k - 1 but nearly linear far from
-// the root (Newton on f shrinks the distance only by a factor 1 - 1/k per step there); for
-// k = 1 this is Michelot's method. For a < 0 (entmax, alpha < 1) they run on the convex f.
+// the root (Newton on f shrinks the distance only by a factor 1 - 1/k per step there). For
+// a < 0 (entmax, alpha < 1) they run on the convex f.
 // From the left neither leaves the bracket but by rounding.
 // `finish(lambda, sums)`, called when the support did not change in the last step, may return
 // the exact threshold on that support and end the iteration.
