@@ -420,40 +420,57 @@ void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
 
 // ---- threshold solver sums ---------------------------------------------------------------------
 
-PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
+// u^(k-1) for one vector, the kind of power chosen at compile time (kPowerGeneral: any k,
+// through exp and log; kPowerSqrt: k = 1/2; otherwise the integer k itself).
+constexpr int kPowerGeneral = 0, kPowerSqrt = -1;
+
+template <int Power, class D, class V>
+HWY_INLINE V PowerMinusOne(D d, V u, V k_minus_one) {
+  if constexpr (Power == kPowerGeneral) {
+    return hn::Exp(d, hn::Mul(k_minus_one, hn::Log(d, u)));
+  } else if constexpr (Power == kPowerSqrt) {
+    return hn::Div(hn::Set(d, 1.0), hn::Sqrt(u));
+  } else {
+    V r = hn::Set(d, 1.0);
+    for (int i = 1; i < Power; ++i) r = hn::Mul(r, u);
+    return r;
+  }
+}
+
+template <int Power>
+PowerSums SumPowersOf(const double* y, std::size_t n, const PowerSumParams& w) {
   const hn::ScalableTag<double> d;
-  const auto a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
-  const auto zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
-  auto s = zero, slope = zero, lowest = infinity;
+  using V = hn::Vec<decltype(d)>;
+  const V a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
+  V s = zero, slope = zero, lowest = infinity;
   std::size_t count = 0;
-  auto add = [&](auto u_to_k1, auto u, auto inside) HWY_ATTR {
-    const auto pk1 = hn::IfThenElseZero(inside, u_to_k1);
-    s = hn::MulAdd(pk1, u, s);
+  ForEachVector(d, y, n, -kInf<double>, [&](std::size_t, V v, std::size_t) HWY_ATTR {
+    // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
+    const V u = hn::MulAdd(a, v, base);
+    // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
+    const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
+    const V safe = hn::IfThenElse(inside, u, one);
+    const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k1));
+    s = hn::MulAdd(pk1, safe, s);
     slope = hn::Add(slope, pk1);
     lowest = hn::Min(lowest, hn::IfThenElse(inside, u, infinity));
     count += hn::CountTrue(d, inside);
-  };
-  auto visit = [&](std::size_t, auto v, std::size_t) HWY_ATTR {
-    // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
-    const auto u = hn::MulAdd(a, v, base);
-    // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
-    const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
-    const auto safe = hn::IfThenElse(inside, u, one);
-    if (w.integer_k == 1) {
-      add(one, safe, inside);
-    } else if (w.integer_k >= 2) {
-      auto r = safe;
-      for (int i = 2; i < w.integer_k; ++i) r = hn::Mul(r, safe);
-      add(r, safe, inside);
-    } else if (w.k == 0.5) {
-      add(hn::Div(one, hn::Sqrt(safe)), safe, inside);
-    } else {
-      add(hn::Exp(d, hn::Mul(k1, hn::Log(d, safe))), safe, inside);
-    }
-  };
-  ForEachVector(d, y, n, -std::numeric_limits<double>::infinity(), visit);
+  });
   return {hn::GetLane(hn::SumOfLanes(d, s)), hn::GetLane(hn::SumOfLanes(d, slope)), count,
           hn::GetLane(hn::MinOfLanes(d, lowest))};
+}
+
+PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
+  switch (w.integer_k) {
+    case 1: return SumPowersOf<1>(y, n, w);
+    case 2: return SumPowersOf<2>(y, n, w);
+    case 3: return SumPowersOf<3>(y, n, w);
+    case 4: return SumPowersOf<4>(y, n, w);
+    default: break;
+  }
+  if (w.k == 0.5) return SumPowersOf<kPowerSqrt>(y, n, w);
+  return SumPowersOf<kPowerGeneral>(y, n, w);
 }
 
 // Non-template entry points, one per type, for HWY_EXPORT.

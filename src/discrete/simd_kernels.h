@@ -75,7 +75,7 @@ struct WeightedSums {
 /// The sums a Newton step of the threshold solvers needs, over candidates y (double):
 /// with u_i = base + a y_i (base = 1 - a lambda, or the offset c), over u_i > 0:
 ///   s = sum u^k,  slope = sum u^(k-1),  count = #{u > 0},  lowest = min u.
-/// `integer_k` (1..8, or 0) selects exact products, k = 0.5 a square root; any other k goes
+/// `integer_k` (1..4, or 0) selects exact products, k = 0.5 a square root; any other k goes
 /// through exp((k-1) log(u)).
 struct PowerSums {
   double s = 0;

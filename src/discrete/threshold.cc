@@ -34,7 +34,7 @@ double pairwise_sum(std::size_t begin, std::size_t end, const Term& term) {
 // Sums of u^k and u^(k-1) over the candidates, with u = c + a y (the offset form), by the
 // SIMD kernel.
 simd::PowerSums sums_at_offset(const std::vector<double>& y, double a, double k, double c) {
-  const int integer = k == std::floor(k) && k >= 1 && k <= 8 ? static_cast<int>(k) : 0;
+  const int integer = k == std::floor(k) && k >= 1 && k <= 4 ? static_cast<int>(k) : 0;
   return simd::power_sums(y.data(), y.size(), {a, c, k, integer});
 }
 
