@@ -31,8 +31,10 @@ constexpr T kInf = std::numeric_limits<T>::infinity();
 template <class T>
 constexpr T kNaN = std::numeric_limits<T>::quiet_NaN();
 
-// Initial capacity of the candidate buffer of a scan.
-constexpr std::size_t kInitialCapacity = 1024;
+// Initial capacity of the candidate buffer of a scan: small, so that the first pruning comes
+// early in the row and raises the floor for the rest of it (the buffer grows when pruning frees
+// too little).
+constexpr std::size_t kInitialCapacity = 256;
 // Rows up to this length (16 KiB of floats, in L1) get a max pass first and are then scanned
 // against the final maximum; longer rows are read once, finding the maximum on the way
 // (measured faster from 32k entries on).

@@ -81,15 +81,17 @@ void Scan(CandidateScan<T>& s) {
   // Returns false when the row holds a NaN or +inf.
   auto take = [&](V v) HWY_ATTR -> bool {
     if (!hn::AllFalse(d, hn::IsNaN(v))) return false;
-    const T vmax = hn::GetLane(hn::MaxOfLanes(d, v));
-    if (vmax == kInf<T>) return false;
-    if (vmax > running_max) {
+    // The running maximum moves only when a lane exceeds it, so the reduction is rare.
+    if (!hn::AllFalse(d, hn::Gt(v, hn::Set(d, running_max)))) {
+      const T vmax = hn::GetLane(hn::MaxOfLanes(d, v));
+      if (vmax == kInf<T>) return false;
       running_max = vmax;
       threshold = hn::Set(d, CandidateThreshold(running_max, s.gap, s.floor));
     }
     const auto keep = hn::Gt(v, threshold);
     // Compress into a register and store the whole vector: a compressing store straight to
-    // memory is microcoded and slow on some CPUs (AMD Zen 4). The buffer has N lanes of slack.
+    // memory is microcoded and slow on some CPUs (AMD Zen 4). The scan stops while fewer than
+    // N entries of the buffer are free.
     hn::StoreU(hn::Compress(v, keep), d, s.buffer + s.count);
     s.count += hn::CountTrue(d, keep);
     return true;
