@@ -39,9 +39,6 @@ constexpr std::size_t kInitialCapacity = 256;
 // against the final maximum; longer rows are read once, finding the maximum on the way
 // (measured faster from 32k entries on).
 constexpr std::size_t kCachedRow = 4096;
-// Up to this gap (alpha >= 1.5) the entries within the gap of the maximum of a short row are
-// few, and collecting them all at once beats pruning as the scan goes.
-constexpr double kCollectGap = 2;
 
 // The largest T that is <= v: thresholds used to drop entries must never round upward.
 template <class T>
@@ -76,8 +73,8 @@ void load_shifted(const T* values, std::size_t count, T max, std::vector<double>
     y[i] = static_cast<double>(values[i]) - static_cast<double>(max);
 }
 
-// A short row whose maximum is known, with a gap of at most 2 (alpha >= 1.5): the entries
-// within the gap of the maximum are few, so one branch-free pass collects them all.
+// A short row whose maximum is known: one branch-free pass collects every entry within the
+// gap of the maximum (measured faster than pruning as a scan goes, for every alpha).
 template <class T>
 PowerThreshold collected_threshold(const T* x, std::size_t n, T max, double a, double k,
                                    RowScratch<T>& scratch) {
@@ -88,19 +85,19 @@ PowerThreshold collected_threshold(const T* x, std::size_t n, T max, double a, d
   return solve_power_threshold(scratch.y, a, k, n);
 }
 
-// Any row, its maximum known (short rows) or found on the way (long rows, read once): the
-// SIMD scan keeps the entries above max(running max - 1/a, floor) in a buffer. When the buffer
+// A long row, read once: the SIMD scan keeps the entries above max(running max - 1/a, floor)
+// in a buffer, the running maximum seeded with a lower bound of the row's. When the buffer
 // fills, the threshold of the candidates so far (a lower bound of the row's) raises the floor
 // and the buffer is compacted; it grows only when compaction frees too little. Its capacity
 // starts anew for every row, so that results never depend on earlier rows.
 template <class T>
-PowerSolution<T> scanned_threshold(const T* x, std::size_t n, T known_max, double a, double k,
+PowerSolution<T> scanned_threshold(const T* x, std::size_t n, T max_seed, double a, double k,
                                    RowScratch<T>& scratch) {
   const double gap = 1 / a;
   if (scratch.buffer.size() < kInitialCapacity) scratch.buffer.resize(kInitialCapacity);
   simd::CandidateScan<T> scan{.x = x,
                               .length = n,
-                              .running_max = known_max,
+                              .running_max = max_seed,
                               .gap = static_cast<T>(gap),
                               .floor = -kInf<T>,
                               .buffer = scratch.buffer.data(),
@@ -137,8 +134,8 @@ PowerSolution<T> scanned_threshold(const T* x, std::size_t n, T known_max, doubl
 
 // The threshold of a sparse power map (a > 0). Entries with y <= lambda - 1/a are outside the
 // support for any lower bound lambda >= 0 of the threshold, so only entries within 1/a of the
-// maximum are candidates. Rows that fit in L1 get their maximum first; longer rows are read
-// once.
+// maximum are candidates. Rows that fit in L1 get their maximum first and their candidates
+// collected in one pass; longer rows are read once by the pruning scan.
 template <class T>
 PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, double k,
                                         RowScratch<T>& scratch) {
@@ -152,8 +149,7 @@ PowerSolution<T> sparse_power_threshold(const T* x, std::size_t n, double a, dou
   const T max = Kernels<T>::max(x, n);
   if (std::isnan(max) || max == kInf<T>) return {kNaN<T>, {}, true};
   if (max == -kInf<T>) return {max, {}, false};
-  if (1 / a <= kCollectGap) return {max, collected_threshold(x, n, max, a, k, scratch), false};
-  return scanned_threshold(x, n, max, a, k, scratch);
+  return {max, collected_threshold(x, n, max, a, k, scratch), false};
 }
 
 // The same for a < 0 (entmax with alpha < 1): every entry is in the support.
