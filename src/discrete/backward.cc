@@ -49,7 +49,7 @@ void centered_row(const simd::Weights<T>& w, const T* p, const T* g, T* dx, std:
   if (keep_weights) {
     simd::Kernels<T>::center_weights(dx, g, dx, n, q);
   } else {
-    simd::Kernels<T>::weighted_center(p, g, dx, n, w, q, T(1));
+    simd::Kernels<T>::weighted_center(p, g, dx, n, w, q);
   }
 }
 

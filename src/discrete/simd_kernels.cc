@@ -373,15 +373,14 @@ WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>
 }
 
 template <class T>
-void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q,
-                    T factor) {
+void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const std::size_t N = hn::Lanes(d);
-  const auto e = hn::Set(d, w.e), qv = hn::Set(d, q), f = hn::Set(d, factor);
+  const auto e = hn::Set(d, w.e), qv = hn::Set(d, q);
   WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
     auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
-      const auto sv = hn::Mul(f, Weight<decltype(kind)::value>(d, pv, e));
+      const auto sv = Weight<decltype(kind)::value>(d, pv, e);
       StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i, lanes);
     };
     std::size_t i = 0;
@@ -503,12 +502,12 @@ void CenterWeightsD(const double* s, const double* g, double* dx, std::size_t n,
   CenterWeights(s, g, dx, n, q);
 }
 void WeightedCenterF(const float* p, const float* g, float* dx, std::size_t n,
-                     const Weights<float>& w, float q, float f) {
-  WeightedCenter(p, g, dx, n, w, q, f);
+                     const Weights<float>& w, float q) {
+  WeightedCenter(p, g, dx, n, w, q);
 }
 void WeightedCenterD(const double* p, const double* g, double* dx, std::size_t n,
-                     const Weights<double>& w, double q, double f) {
-  WeightedCenter(p, g, dx, n, w, q, f);
+                     const Weights<double>& w, double q) {
+  WeightedCenter(p, g, dx, n, w, q);
 }
 
 }  // namespace sparcon::simd::HWY_NAMESPACE
@@ -595,13 +594,13 @@ void Kernels<double>::center_weights(const double* s, const double* g, double* d
 }
 template <>
 void Kernels<float>::weighted_center(const float* p, const float* g, float* dx, std::size_t n,
-                                     const Weights<float>& w, float q, float f) {
-  HWY_DYNAMIC_DISPATCH(WeightedCenterF)(p, g, dx, n, w, q, f);
+                                     const Weights<float>& w, float q) {
+  HWY_DYNAMIC_DISPATCH(WeightedCenterF)(p, g, dx, n, w, q);
 }
 template <>
 void Kernels<double>::weighted_center(const double* p, const double* g, double* dx, std::size_t n,
-                                      const Weights<double>& w, double q, double f) {
-  HWY_DYNAMIC_DISPATCH(WeightedCenterD)(p, g, dx, n, w, q, f);
+                                      const Weights<double>& w, double q) {
+  HWY_DYNAMIC_DISPATCH(WeightedCenterD)(p, g, dx, n, w, q);
 }
 
 }  // namespace sparcon::simd

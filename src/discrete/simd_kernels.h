@@ -109,9 +109,9 @@ struct Kernels {
                                     T* s_out = nullptr);
   /// dx[i] = s[i] (g[i] - q); dx may equal s or g.
   static void center_weights(const T* s, const T* g, T* dx, std::size_t n, T q);
-  /// dx[i] = factor * s_i (g[i] - q); dx may equal g.
+  /// dx[i] = s_i (g[i] - q); dx may equal g.
   static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
-                              T q, T factor);
+                              T q);
 };
 
 }  // namespace sparcon::simd
