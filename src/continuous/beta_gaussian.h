@@ -9,7 +9,9 @@ namespace sparcon::detail {
 /// so that -tau = (R^2/2) det(Sigma)^(-1/(D + 2/a1)) (alpha > 1).
 double beta_gaussian_radius(double alpha, int dimension);
 
-/// Throws std::invalid_argument unless alpha >= 1, mu and sigma2 > 0 are finite.
-void check_density_arguments(const char* function, double alpha, double mu, double sigma2);
+/// Throws std::invalid_argument unless alpha >= 1, mu and the scale (> 0) are finite; the
+/// message calls the scale `scale_name`.
+void check_density_arguments(const char* function, double alpha, double mu, double scale,
+                             const char* scale_name = "sigma2");
 
 }  // namespace sparcon::detail

@@ -18,12 +18,13 @@ double beta_gaussian_radius(double alpha, int dimension) {
   return std::exp(log_inner * a1 / (2 + a1 * d));
 }
 
-void check_density_arguments(const char* function, double alpha, double mu, double sigma2) {
+void check_density_arguments(const char* function, double alpha, double mu, double scale,
+                             const char* scale_name) {
   if (!(alpha >= 1) || !std::isfinite(alpha))
     fail("sparcon::", function, ": alpha = ", alpha, " must be a finite number >= 1");
   if (!std::isfinite(mu)) fail("sparcon::", function, ": mu = ", mu, " must be finite");
-  if (!(sigma2 > 0) || !std::isfinite(sigma2))
-    fail("sparcon::", function, ": sigma2 = ", sigma2, " must be a finite number > 0");
+  if (!(scale > 0) || !std::isfinite(scale))
+    fail("sparcon::", function, ": ", scale_name, " = ", scale, " must be a finite number > 0");
 }
 
 }  // namespace detail
@@ -46,7 +47,7 @@ Density1D<T>::Density1D(T alpha, T mu, T sigma2) : alpha_(alpha), mu_(mu), sigma
 
 template <std::floating_point T>
 Density1D<T> Density1D<T>::with_variance(T alpha, T mu, T variance) {
-  detail::check_density_arguments("Density1D::with_variance", alpha, mu, variance);
+  detail::check_density_arguments("Density1D::with_variance", alpha, mu, variance, "variance");
   if (alpha == 1) return Density1D(alpha, mu, variance);
   // variance = R^2 sigma2^(2/(alpha+1)) / (1 + 2 alpha/(alpha-1))
   const double a1 = static_cast<double>(alpha) - 1, radius = detail::beta_gaussian_radius(alpha, 1);

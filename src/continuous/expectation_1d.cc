@@ -219,7 +219,7 @@ template <class T, class Visit>
 void for_each_pair(T alpha, std::span<const T> mu, std::span<const T> sigma2,
                    const GaussianBasis1D<T>& basis, Visit&& visit) {
   for (std::size_t b = 0; b < mu.size(); ++b) {
-    const Density1D<T> density(alpha, mu[b], sigma2[b]);
+    const Density1D<double> density(alpha, mu[b], sigma2[b]);  // tau, a in double for any T
     const double m = mu[b], s2 = sigma2[b], a = density.half_width(), tau = density.tau();
     for (std::size_t j = 0; j < basis.size(); ++j) {
       const double c = basis.centers[j], w = basis.widths[j];
