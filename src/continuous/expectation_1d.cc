@@ -12,10 +12,10 @@
 //
 // alpha = 1: closed form, r = N(mu; c, sigma2 + w).
 // alpha = 2: closed form in truncated Gaussian moments, centred at c (MATH.md's warning: the
-//   form theta . E[phi psi] - tau E[psi] cancels in float). When the support is narrow for the
-//   basis function (a < sqrt(w)/2) the moments cancel instead; there a 16-point Gauss-Legendre
-//   rule over [-a, a], exact to rounding for this polynomial times a slowly varying Gaussian, is
-//   used.
+//   form theta . E[phi psi] - tau E[psi] cancels in float). Where the moments cancel instead,
+//   quadrature exact to rounding: when the support is narrow for the basis function
+//   (a < sqrt(w)/2) a 16-point Gauss-Legendre rule over [-a, a] (a polynomial times a slowly
+//   varying Gaussian), and when c lies more than 8 sqrt(w) outside the support the rule below.
 // Other alpha: p(u) = C (1 - u^2/a^2)^k, k = 1/(alpha-1); with u = a sin(theta) the integrand
 //   C a cos(theta)^(2k+1) psi(mu + a sin theta) is smooth but at theta = +-pi/2. Composite
 //   8-point Gauss-Legendre on panels no wider than sqrt(w)/2 in u (and pi/16 in theta), only
@@ -114,10 +114,16 @@ void accumulate(const Rule& rule, double lo, double hi, double d, double w, doub
   }
 }
 
+Integrals beta_gaussian(double alpha, double mu, double sigma2, double tau, double a, double c,
+                        double w);
+
 // alpha = 2: p(u) = (a^2 - u^2)/(2 sigma2) on [-a, a].
 Integrals parabola(double mu, double sigma2, double a, double c, double w) {
   const double d = c - mu, s = std::sqrt(w);
   Integrals out;
+  // Far outside the support the moments cancel by about (d/a)^2 (d/s)^2: the values there are
+  // below 1e-14 of psi's peak, and the quadrature keeps their relative accuracy.
+  if (std::abs(d) - a > 8 * s) return beta_gaussian(2, mu, sigma2, -a * a / (2 * sigma2), a, c, w);
   if (a < 0.5 * s) {
     accumulate(gauss16(), -a, a, d, w, 1 / (3 * sigma2),
                [&](double u) { return (a * a - u * u) / (2 * sigma2); }, out);
