@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libhwy-dev          # Google Highway: portable SIMD with runtime dispatch
+  libeigen3-dev       # Eigen: the small dense solves of the ridge regression
   libgtest-dev        # GoogleTest
   libbenchmark-dev    # Google Benchmark
   python3             # bench/run_discrete.py (standard library only)

@@ -24,6 +24,8 @@
 #include <span>
 #include <vector>
 
+#include "sparcon/basis.h"
+
 namespace sparcon {
 
 /// A continuous alpha-entmax density on the real line, from location mu and scale sigma2.
@@ -49,19 +51,6 @@ class Density1D {
 
  private:
   T alpha_, mu_, sigma2_, tau_, half_width_;
-};
-
-/// Gaussian radial basis functions psi_j(t) = N(t; center_j, width_j), width_j a variance.
-template <std::floating_point T>
-struct GaussianBasis1D {
-  std::vector<T> centers;
-  std::vector<T> widths;
-
-  /// The paper's basis of size n (even): n/2 centres linspace(0, 1, n/2), each with the
-  /// standard deviations 0.1 and 0.5 (widths 0.01 and 0.25), in the order of the paper's code
-  /// (centre by centre: (c_0, 0.01), (c_0, 0.25), (c_1, 0.01), ...).
-  static GaussianBasis1D paper(std::size_t n);
-  [[nodiscard]] std::size_t size() const { return centers.size(); }
 };
 
 /// r[b * N + j] = E_{p_b}[psi_j] for the densities p_b of the shared alpha with locations mu[b]

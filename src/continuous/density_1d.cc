@@ -70,25 +70,7 @@ T Density1D<T>::variance() const {
   return static_cast<T>(-2.0 * tau_ * sigma2_ / (1 + 2 * alpha_ / a1));
 }
 
-template <std::floating_point T>
-GaussianBasis1D<T> GaussianBasis1D<T>::paper(std::size_t n) {
-  if (n == 0 || n % 2 != 0)
-    detail::fail("sparcon::GaussianBasis1D::paper: n = ", n, " must be even and > 0");
-  GaussianBasis1D basis;
-  const std::size_t half = n / 2;
-  // In the order of the paper's code: meshgrid(linspace(0, 1, n/2), [0.1, 0.5]) flattened.
-  for (std::size_t i = 0; i < half; ++i) {
-    for (const T sd : {T(0.1), T(0.5)}) {
-      basis.centers.push_back(half == 1 ? T(0) : static_cast<T>(static_cast<double>(i) / (half - 1)));
-      basis.widths.push_back(sd * sd);
-    }
-  }
-  return basis;
-}
-
 template class Density1D<float>;
 template class Density1D<double>;
-template struct GaussianBasis1D<float>;
-template struct GaussianBasis1D<double>;
 
 }  // namespace sparcon

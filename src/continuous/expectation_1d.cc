@@ -32,6 +32,7 @@
 
 #include "check.h"
 #include "continuous/beta_gaussian.h"
+#include "continuous/checks.h"
 #include "sparcon/continuous.h"
 
 namespace sparcon {
@@ -207,15 +208,7 @@ void check_inputs(const char* fn, T alpha, std::span<const T> mu, std::span<cons
   if (!(alpha >= 1) || !std::isfinite(alpha))
     fail("sparcon::", fn, ": alpha = ", alpha, " must be a finite number >= 1");
   check_size(fn, "sigma2", sigma2, mu.size(), "mu.size()");
-  if (basis.size() == 0) fail("sparcon::", fn, ": the basis is empty (N = 0)");
-  check_size(fn, "basis.widths", std::span<const T>(basis.widths), basis.centers.size(),
-             "basis.centers.size()");
-  for (std::size_t j = 0; j < basis.size(); ++j) {
-    if (!std::isfinite(basis.centers[j]))
-      fail("sparcon::", fn, ": basis.centers[", j, "] = ", basis.centers[j], " must be finite");
-    if (!(basis.widths[j] > 0) || !std::isfinite(basis.widths[j]))
-      fail("sparcon::", fn, ": basis.widths[", j, "] = ", basis.widths[j], " must be > 0");
-  }
+  check_basis(fn, basis);
   for (std::size_t b = 0; b < mu.size(); ++b)
     check_density_arguments(fn, alpha, mu[b], sigma2[b]);
 }

@@ -1,0 +1,67 @@
+// sparcon/attention.h: continuous attention over sequences (1D), MATH.md section 3.
+//
+// Example b has L_b <= L value vectors h_1..h_{L_b} in R^E (rows of `values`, padded to L) at
+// positions t_l = (l - 1/2)/L_b, and a density p_b (continuous.h) with location mu[b] and scale
+// sigma2[b]. With the ridge matrix G of its own length (basis.h) and r_b = E_{p_b}[psi]:
+//
+//   context_b = sum_{l <= L_b} (G_{L_b} r_b)_l h_l          (= H_b G r_b)
+//
+// Gradients (backward): with dc the upstream gradient of the context and w_b = G_{L_b} r_b,
+//   dvalues[b, l] = w_b[l] dc_b,    dr_b = G_{L_b}^T (H_b^T dc_b),
+// and dmu, dsigma2 from dr_b through expectation_1d_backward. Padding rows (l > L_b) get zero
+// gradient and never influence the context.
+//
+// "disc+cont" (the paper's second way of producing mu and sigma2): from a discrete attention
+// distribution p_b over the positions, mu_b = sum_l p_l t_l and
+// variance_b = sum_l p_l t_l^2 - mu_b^2 + ridge, and sigma2_b is the scale that gives a
+// density of family alpha that variance (Density1D::with_variance).
+//
+// Shapes: values (B x L x E) and dvalues alike; lengths, mu, sigma2, dmu, dsigma2 (B); context,
+// dcontext (B x E); p, dp (B x L, entries past L_b ignored and given zero gradient).
+// Bad arguments throw std::invalid_argument naming the argument and the value.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "sparcon/basis.h"
+
+namespace sparcon {
+
+/// The dimensions of a padded batch of sequences: batch x length x features.
+struct SequenceShape {
+  std::size_t batch = 0;
+  std::size_t length = 0;
+  std::size_t features = 0;
+};
+
+template <std::floating_point T>
+void continuous_attention_1d(T alpha, RidgeCache1D<T>& ridge, std::span<const T> values,
+                             SequenceShape shape, std::span<const std::int64_t> lengths,
+                             std::span<const T> mu, std::span<const T> sigma2,
+                             std::span<T> context);
+
+template <std::floating_point T>
+void continuous_attention_1d_backward(T alpha, RidgeCache1D<T>& ridge, std::span<const T> values,
+                                      SequenceShape shape, std::span<const std::int64_t> lengths,
+                                      std::span<const T> mu, std::span<const T> sigma2,
+                                      std::span<const T> dcontext, std::span<T> dvalues,
+                                      std::span<T> dmu, std::span<T> dsigma2);
+
+/// disc+cont: mu and sigma2 from the moments of discrete distributions p (B x L) over each
+/// example's positions (see above). ridge > 0 keeps the variance positive.
+template <std::floating_point T>
+void density_from_moments_1d(T alpha, std::span<const T> p, std::size_t length,
+                             std::span<const std::int64_t> lengths, T ridge, std::span<T> mu,
+                             std::span<T> sigma2);
+
+/// Vector-Jacobian product of density_from_moments_1d: dp from dmu and dsigma2.
+template <std::floating_point T>
+void density_from_moments_1d_backward(T alpha, std::span<const T> p, std::size_t length,
+                                      std::span<const std::int64_t> lengths, T ridge,
+                                      std::span<const T> dmu, std::span<const T> dsigma2,
+                                      std::span<T> dp);
+
+}  // namespace sparcon
