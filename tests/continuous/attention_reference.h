@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "continuous_reference.h"
+#include "error_messages.h"
 #include "sparcon/basis.h"
 
 namespace sparcon_test::aref {
@@ -155,21 +156,6 @@ inline LD density_variance(LD alpha, LD sigma2) {
 }
 
 // ---- error messages ------------------------------------------------------------------------
-
-inline bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-
-/// Whether `needle` occurs in `text`; an identifier needle must occur as a whole word.
-inline bool contains(const std::string& text, const std::string& needle) {
-  const bool identifier = !needle.empty() && std::isalpha(static_cast<unsigned char>(needle[0])) != 0 &&
-                          std::all_of(needle.begin(), needle.end(), is_word_char);
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    if (!identifier) return true;
-    const bool left = at == 0 || !is_word_char(text[at - 1]);
-    const bool right = at + needle.size() == text.size() || !is_word_char(text[at + needle.size()]);
-    if (left && right) return true;
-  }
-  return false;
-}
 
 /// Runs `call`, expecting std::invalid_argument whose message contains, for each group of
 /// alternatives, at least one of them.
