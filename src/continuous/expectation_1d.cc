@@ -99,19 +99,26 @@ Integrals gaussian(double mu, double sigma2, double c, double w) {
   return out;
 }
 
-// Sums f(u) g_i over a quadrature rule mapped to [lo, hi]: returns the three integrals of
-// p(u) psi(mu + u) times 1, (d - u)/w and u (d - u)/(w (alpha+1) sigma2).
-template <class Rule, class Density>
+// Adds to `out` a quadrature rule's sums over [lo, hi] in a variable x, where at(x) gives the
+// point u = t - mu and the density times the Jacobian du/dx there: the three integrals of
+// p(u) psi(mu + u) times 1, (d - u)/w and u (d - u)/(w (alpha+1) sigma2)  (scale_s2 is the last
+// factor's 1/((alpha+1) sigma2)).
+struct QuadraturePoint {
+  double u, density_dudx;
+};
+
+template <class Rule, class At>
 void accumulate(const Rule& rule, double lo, double hi, double d, double w, double scale_s2,
-                const Density& density, Integrals& out) {
+                const At& at, Integrals& out) {
   const double half = 0.5 * (hi - lo), middle = 0.5 * (hi + lo);
   const double norm = 1 / std::sqrt(2 * kPi * w);
   for (std::size_t i = 0; i < rule.x.size(); ++i) {
-    const double u = middle + half * rule.x[i], e = u - d;
-    const double weight = half * rule.w[i] * density(u) * norm * std::exp(-0.5 * e * e / w);
+    const QuadraturePoint point = at(middle + half * rule.x[i]);
+    const double e = point.u - d;
+    const double weight = half * rule.w[i] * point.density_dudx * norm * std::exp(-0.5 * e * e / w);
     out.r += weight;
-    out.dmu += weight * (d - u) / w;
-    out.dsigma2 += weight * u * (d - u) / w * scale_s2;
+    out.dmu += weight * (d - point.u) / w;
+    out.dsigma2 += weight * point.u * (d - point.u) / w * scale_s2;
   }
 }
 
@@ -126,8 +133,9 @@ Integrals parabola(double mu, double sigma2, double a, double c, double w) {
   // below 1e-14 of psi's peak, and the quadrature keeps their relative accuracy.
   if (std::abs(d) - a > 8 * s) return beta_gaussian(2, mu, sigma2, -a * a / (2 * sigma2), a, c, w);
   if (a < 0.5 * s) {
-    accumulate(gauss16(), -a, a, d, w, 1 / (3 * sigma2),
-               [&](double u) { return (a * a - u * u) / (2 * sigma2); }, out);
+    accumulate(gauss16(), -a, a, d, w, 1 / (3 * sigma2), [&](double u) {
+      return QuadraturePoint{u, (a * a - u * u) / (2 * sigma2)};
+    }, out);
     return out;
   }
   // U_m = int_{-a}^{a} u^m psi(mu + u) du = int (d + s z)^m phi(z) dz over [z1, z2], from the
@@ -166,23 +174,13 @@ Integrals beta_gaussian(double alpha, double mu, double sigma2, double tau, doub
   if (!(lo < hi)) return out;
   const double coefficient = std::pow((alpha - 1) * -tau, k);  // p(0)
   const double scale_s2 = 1 / ((alpha + 1) * sigma2);
-  // In theta, dt p(u) = a cos(theta) p(a sin(theta)) dtheta = a C cos(theta)^(2k+1) dtheta.
   const double t_lo = std::asin(std::clamp(lo / a, -1.0, 1.0));
   const double t_hi = std::asin(std::clamp(hi / a, -1.0, 1.0));
-  const double norm = 1 / std::sqrt(2 * kPi * w);
-  auto panel = [&](double p_lo, double p_hi) {
-    const auto& rule = gauss8();
-    const double half = 0.5 * (p_hi - p_lo), middle = 0.5 * (p_hi + p_lo);
-    for (std::size_t i = 0; i < rule.x.size(); ++i) {
-      const double theta = middle + half * rule.x[i], u = a * std::sin(theta), e = u - d;
-      const double cosine = std::cos(theta);
-      const double weight = half * rule.w[i] * a * coefficient * std::pow(cosine, 2 * k + 1) *
-                            norm * std::exp(-0.5 * e * e / w);
-      out.r += weight;
-      out.dmu += weight * (d - u) / w;
-      out.dsigma2 += weight * u * (d - u) / w * scale_s2;
-    }
+  // In theta, dt p(u) = a cos(theta) p(a sin(theta)) dtheta = a C cos(theta)^(2k+1) dtheta.
+  auto at = [&](double theta) {
+    return QuadraturePoint{a * std::sin(theta), a * coefficient * std::pow(std::cos(theta), 2 * k + 1)};
   };
+  auto panel = [&](double p_lo, double p_hi) { accumulate(gauss8(), p_lo, p_hi, d, w, scale_s2, at, out); };
   // Uniform panels, and at an end of the support (theta = +-pi/2) geometric ones inside the
   // first/last panel, of widths step 4^-j.
   const double width = std::min(kPi / 16, 0.5 * s / a);
