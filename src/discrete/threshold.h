@@ -20,13 +20,14 @@ struct PowerThreshold {
 };
 
 /// Solves sum_i [1 + a (y_i - lambda)]_+^k = 1 for lambda, given a != 0 and k with a k > 0,
-/// the candidates y (max 0, every support entry present; entries found outside the support
-/// are removed from y as a side effect), n the row length (for the bracket) and a known lower
-/// bound lambda_lo >= 0 of lambda (0 always is one).
-/// k = 1 (sparsemax) and k = 2 (entmax-1.5, 2-normmax) finish with the closed form on the
-/// identified support, exact up to rounding; other k use Newton steps safeguarded by a
-/// bisection bracket, to machine precision. With a < 0 (entmax, alpha < 1) every entry is in
-/// the support.
+/// the candidates y (max 0, every support entry present; some entries proven outside the
+/// support may be removed from y, never a support entry), n the row length (for the bracket)
+/// and a known lower bound lambda_lo >= 0 of lambda (0 always is one).
+/// k = 1 (sparsemax): Michelot's method, then the closed form on the support. k >= 1 otherwise:
+/// Newton steps on (sum u^k)^(1/k) - 1 safeguarded by a bisection bracket, to machine precision,
+/// with the closed form for k = 2 (entmax-1.5, 2-normmax) once the support is identified.
+/// 0 < k < 1 (entmax, alpha > 2): Newton in the offset 1 - a lambda. a < 0 (entmax, alpha < 1):
+/// every entry is in the support.
 PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k, std::size_t n,
                                      double lambda_lo = 0);
 
