@@ -64,11 +64,12 @@ void expectation_1d(T alpha, std::span<const T> mu, std::span<const T> sigma2,
                     const GaussianBasis1D<T>& basis, std::span<T> r);
 
 /// Vector-Jacobian product of expectation_1d: given g = dL/dr (B x N), dmu[b] = sum_j g[b,j]
-/// dr[b,j]/dmu[b] and dsigma2[b] = sum_j g[b,j] dr[b,j]/dsigma2[b]. Shapes: mu, sigma2, dmu,
-/// dsigma2 (B); g (B x N).
+/// dr[b,j]/dmu[b] and dsigma2[b] = sum_j g[b,j] dr[b,j]/dsigma2[b]. `r`, if not empty,
+/// receives the forward values, computed on the way. Shapes: mu, sigma2, dmu, dsigma2 (B);
+/// g, r (B x N).
 template <std::floating_point T>
 void expectation_1d_backward(T alpha, std::span<const T> mu, std::span<const T> sigma2,
                              const GaussianBasis1D<T>& basis, std::span<const T> g,
-                             std::span<T> dmu, std::span<T> dsigma2);
+                             std::span<T> dmu, std::span<T> dsigma2, std::span<T> r = {});
 
 }  // namespace sparcon

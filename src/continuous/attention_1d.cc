@@ -1,4 +1,5 @@
 // Continuous attention over sequences and the disc+cont density (sparcon/attention.h).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -87,27 +88,17 @@ void continuous_attention_1d_backward(T alpha, RidgeCache1D<T>& ridge, std::span
   detail::check_size(fn, "mu", mu, shape.batch, "batch");
   detail::check_size(fn, "dcontext", dcontext, shape.batch * shape.features, "batch * features");
   detail::check_size(fn, "dvalues", dvalues, values.size(), "values.size()");
-  const std::vector<T> r = detail::expectations(alpha, ridge, mu, sigma2);
-  const std::vector<double> w = detail::value_weights(ridge, shape, lengths, r);
+  // dr_b = G^T (H_b^T dc_b) needs no r, so r comes out of the same pass as dmu and dsigma2.
   const std::size_t e = shape.features, n = ridge.basis().size();
-  std::vector<T> dr(shape.batch * n);
+  std::vector<T> dr(shape.batch * n), r(shape.batch * n);
   std::vector<double> dw(shape.length);
   for (std::size_t b = 0; b < shape.batch; ++b) {
     const auto length = static_cast<std::size_t>(lengths[b]);
     const T* dc = dcontext.data() + b * e;
-    for (std::size_t l = 0; l < shape.length; ++l) {
-      T* dh = dvalues.data() + (b * shape.length + l) * e;
-      if (l >= length) {  // padding: no influence, no gradient
-        std::fill(dh, dh + e, T(0));
-        continue;
-      }
-      const double weight = w[b * shape.length + l];
+    for (std::size_t l = 0; l < length; ++l) {
       const T* h = values.data() + (b * shape.length + l) * e;
       double dot = 0;
-      for (std::size_t f = 0; f < e; ++f) {
-        dh[f] = static_cast<T>(weight * static_cast<double>(dc[f]));
-        dot += static_cast<double>(h[f]) * static_cast<double>(dc[f]);
-      }
+      for (std::size_t f = 0; f < e; ++f) dot += static_cast<double>(h[f]) * static_cast<double>(dc[f]);
       dw[l] = dot;
     }
     const std::vector<T>& g = ridge.matrix(length);
@@ -117,7 +108,22 @@ void continuous_attention_1d_backward(T alpha, RidgeCache1D<T>& ridge, std::span
       dr[b * n + j] = static_cast<T>(sum);
     }
   }
-  expectation_1d_backward(alpha, mu, sigma2, ridge.basis(), std::span<const T>(dr), dmu, dsigma2);
+  expectation_1d_backward(alpha, mu, sigma2, ridge.basis(), std::span<const T>(dr), dmu, dsigma2,
+                          std::span<T>(r));
+  // dvalues[b, l] = w_b[l] dc_b with w_b = G_{L_b} r_b; padding rows get no gradient.
+  const std::vector<double> w = detail::value_weights(ridge, shape, lengths, r);
+  for (std::size_t b = 0; b < shape.batch; ++b) {
+    const T* dc = dcontext.data() + b * e;
+    for (std::size_t l = 0; l < shape.length; ++l) {
+      T* dh = dvalues.data() + (b * shape.length + l) * e;
+      if (l >= static_cast<std::size_t>(lengths[b])) {
+        std::fill(dh, dh + e, T(0));
+        continue;
+      }
+      const double weight = w[b * shape.length + l];
+      for (std::size_t f = 0; f < e; ++f) dh[f] = static_cast<T>(weight * static_cast<double>(dc[f]));
+    }
+  }
 }
 
 namespace detail {

@@ -246,15 +246,17 @@ void expectation_1d(T alpha, std::span<const T> mu, std::span<const T> sigma2,
 template <std::floating_point T>
 void expectation_1d_backward(T alpha, std::span<const T> mu, std::span<const T> sigma2,
                              const GaussianBasis1D<T>& basis, std::span<const T> g,
-                             std::span<T> dmu, std::span<T> dsigma2) {
+                             std::span<T> dmu, std::span<T> dsigma2, std::span<T> r) {
   const char* fn = "expectation_1d_backward";
   detail::check_inputs(fn, alpha, mu, sigma2, basis);
   detail::check_size(fn, "g", g, mu.size() * basis.size(), "mu.size() * basis.size()");
   detail::check_size(fn, "dmu", dmu, mu.size(), "mu.size()");
   detail::check_size(fn, "dsigma2", dsigma2, mu.size(), "mu.size()");
+  if (!r.empty()) detail::check_size(fn, "r", r, mu.size() * basis.size(), "mu.size() * basis.size()");
   const std::size_t n = basis.size();
   std::vector<double> by_mu(mu.size()), by_sigma2(mu.size());
   detail::for_each_pair(alpha, mu, sigma2, basis, [&](std::size_t b, std::size_t j, const auto& i) {
+    if (!r.empty()) r[b * n + j] = static_cast<T>(i.r);
     by_mu[b] += static_cast<double>(g[b * n + j]) * i.dmu;
     by_sigma2[b] += static_cast<double>(g[b * n + j]) * i.dsigma2;
   });
@@ -270,9 +272,9 @@ template void expectation_1d(double, std::span<const double>, std::span<const do
                              const GaussianBasis1D<double>&, std::span<double>);
 template void expectation_1d_backward(float, std::span<const float>, std::span<const float>,
                                       const GaussianBasis1D<float>&, std::span<const float>,
-                                      std::span<float>, std::span<float>);
+                                      std::span<float>, std::span<float>, std::span<float>);
 template void expectation_1d_backward(double, std::span<const double>, std::span<const double>,
                                       const GaussianBasis1D<double>&, std::span<const double>,
-                                      std::span<double>, std::span<double>);
+                                      std::span<double>, std::span<double>, std::span<double>);
 
 }  // namespace sparcon
