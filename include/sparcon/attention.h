@@ -1,4 +1,5 @@
-// sparcon/attention.h: continuous attention over sequences (1D), MATH.md section 3.
+// sparcon/attention.h: continuous attention over sequences (1D) and images (2D), MATH.md
+// section 3.
 //
 // Example b has L_b <= L value vectors h_1..h_{L_b} in R^E (rows of `values`, padded to L) at
 // positions t_l = (l - 1/2)/L_b, and a density p_b (continuous.h) with location mu[b] and scale
@@ -18,7 +19,16 @@
 //
 // Shapes: values (B x L x E) and dvalues alike; lengths, mu, sigma2, dmu, dsigma2 (B); context,
 // dcontext (B x E); p, dp (B x L, entries past L_b ignored and given zero gradient).
-// Bad arguments throw std::invalid_argument naming the argument and the value.
+//
+// Images (2D): example b is an image of height x width value vectors (values B x H x W x E, the
+// grid of ImageSize in basis.h, every image the same size), its density p_b has location mu[b]
+// (2) and scale Sigma[b] (2 x 2), and the context is H_b G r_b as above with the G of the image
+// size (RidgeCache2D) and r_b from expectation_2d; dsigma is symmetric (continuous.h). The 2D
+// disc+cont takes p_b over the pixels: mu_b = sum p t, covariance_b = sum p t t^T - mu mu^T +
+// ridge I, and Sigma_b = Density2D::with_covariance(...).sigma().
+//
+// Every function takes a thread count; examples are spread over the threads and the results do
+// not depend on it. Bad arguments throw std::invalid_argument naming the argument and the value.
 #pragma once
 
 #include <concepts>
@@ -27,6 +37,7 @@
 #include <span>
 
 #include "sparcon/basis.h"
+#include "sparcon/rows.h"
 
 namespace sparcon {
 
@@ -41,14 +52,15 @@ template <std::floating_point T>
 void continuous_attention_1d(T alpha, RidgeCache1D<T>& ridge, std::span<const T> values,
                              SequenceShape shape, std::span<const std::int64_t> lengths,
                              std::span<const T> mu, std::span<const T> sigma2,
-                             std::span<T> context);
+                             std::span<T> context, Threads threads = {});
 
 template <std::floating_point T>
 void continuous_attention_1d_backward(T alpha, RidgeCache1D<T>& ridge, std::span<const T> values,
                                       SequenceShape shape, std::span<const std::int64_t> lengths,
                                       std::span<const T> mu, std::span<const T> sigma2,
                                       std::span<const T> dcontext, std::span<T> dvalues,
-                                      std::span<T> dmu, std::span<T> dsigma2);
+                                      std::span<T> dmu, std::span<T> dsigma2,
+                                      Threads threads = {});
 
 /// disc+cont: mu and sigma2 from the moments of discrete distributions p (B x L) over each
 /// example's positions (see above). ridge > 0 keeps the variance positive.
@@ -63,5 +75,40 @@ void density_from_moments_1d_backward(T alpha, std::span<const T> p, std::size_t
                                       std::span<const std::int64_t> lengths, T ridge,
                                       std::span<const T> dmu, std::span<const T> dsigma2,
                                       std::span<T> dp);
+
+/// The dimensions of a batch of images: batch x height x width x features.
+struct ImageShape {
+  std::size_t batch = 0;
+  std::size_t height = 0;
+  std::size_t width = 0;
+  std::size_t features = 0;
+};
+
+/// Shapes: values (B x H x W x E), mu (B x 2), sigma (B x 4), context (B x E).
+template <std::floating_point T>
+void continuous_attention_2d(T alpha, RidgeCache2D<T>& ridge, std::span<const T> values,
+                             ImageShape shape, std::span<const T> mu, std::span<const T> sigma,
+                             std::span<T> context, Threads threads = {});
+
+/// Shapes: as the forward; dcontext (B x E), dvalues (B x H x W x E), dmu (B x 2), dsigma (B x 4).
+template <std::floating_point T>
+void continuous_attention_2d_backward(T alpha, RidgeCache2D<T>& ridge, std::span<const T> values,
+                                      ImageShape shape, std::span<const T> mu,
+                                      std::span<const T> sigma, std::span<const T> dcontext,
+                                      std::span<T> dvalues, std::span<T> dmu,
+                                      std::span<T> dsigma, Threads threads = {});
+
+/// disc+cont on images: mu (B x 2) and sigma (B x 4) from discrete distributions p (B x H x W)
+/// over the pixel positions (see above).
+template <std::floating_point T>
+void density_from_moments_2d(T alpha, std::span<const T> p, std::size_t batch, ImageSize size,
+                             T ridge, std::span<T> mu, std::span<T> sigma);
+
+/// Vector-Jacobian product of density_from_moments_2d: dp (B x H x W) from dmu and dsigma
+/// (dsigma read as the gradient of a symmetric matrix: only its symmetric part matters).
+template <std::floating_point T>
+void density_from_moments_2d_backward(T alpha, std::span<const T> p, std::size_t batch,
+                                      ImageSize size, T ridge, std::span<const T> dmu,
+                                      std::span<const T> dsigma, std::span<T> dp);
 
 }  // namespace sparcon

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "check.h"
+#include "continuous/value_model.h"
 #include "sparcon/attention.h"
 #include "sparcon/continuous.h"
 
@@ -23,32 +24,14 @@ void check_sequences(const char* fn, std::span<const T> values, SequenceShape sh
            shape.length, "]");
 }
 
-// w_b = G_{L_b} r_b for every example (B x L, zero past L_b), in double.
-template <class T>
-std::vector<double> value_weights(RidgeCache1D<T>& ridge, SequenceShape shape,
-                                  std::span<const std::int64_t> lengths, const std::vector<T>& r) {
-  const std::size_t n = ridge.basis().size();
-  std::vector<double> w(shape.batch * shape.length, 0.0);
-  for (std::size_t b = 0; b < shape.batch; ++b) {
+// Example b of a padded batch of sequences: the grid is its length.
+struct SequenceGrid {
+  std::span<const std::int64_t> lengths;
+  ExampleGrid<std::size_t> operator()(std::size_t b) const {
     const auto length = static_cast<std::size_t>(lengths[b]);
-    const std::vector<T>& g = ridge.matrix(length);
-    for (std::size_t l = 0; l < length; ++l) {
-      double sum = 0;
-      for (std::size_t j = 0; j < n; ++j)
-        sum += static_cast<double>(g[l * n + j]) * static_cast<double>(r[b * n + j]);
-      w[b * shape.length + l] = sum;
-    }
+    return {length, length};
   }
-  return w;
-}
-
-template <class T>
-std::vector<T> expectations(T alpha, RidgeCache1D<T>& ridge, std::span<const T> mu,
-                            std::span<const T> sigma2) {
-  std::vector<T> r(mu.size() * ridge.basis().size());
-  expectation_1d(alpha, mu, sigma2, ridge.basis(), std::span<T>(r));
-  return r;
-}
+};
 
 }  // namespace
 }  // namespace detail
@@ -57,24 +40,15 @@ template <std::floating_point T>
 void continuous_attention_1d(T alpha, RidgeCache1D<T>& ridge, std::span<const T> values,
                              SequenceShape shape, std::span<const std::int64_t> lengths,
                              std::span<const T> mu, std::span<const T> sigma2,
-                             std::span<T> context) {
+                             std::span<T> context, Threads threads) {
   const char* fn = "continuous_attention_1d";
   detail::check_sequences(fn, values, shape, lengths);
   detail::check_size(fn, "mu", mu, shape.batch, "batch");
   detail::check_size(fn, "context", context, shape.batch * shape.features, "batch * features");
-  const std::vector<T> r = detail::expectations(alpha, ridge, mu, sigma2);
-  const std::vector<double> w = detail::value_weights(ridge, shape, lengths, r);
-  const std::size_t e = shape.features;
-  std::vector<double> sum(e);
-  for (std::size_t b = 0; b < shape.batch; ++b) {
-    std::fill(sum.begin(), sum.end(), 0.0);
-    for (std::size_t l = 0; l < static_cast<std::size_t>(lengths[b]); ++l) {
-      const double weight = w[b * shape.length + l];
-      const T* h = values.data() + (b * shape.length + l) * e;
-      for (std::size_t f = 0; f < e; ++f) sum[f] += weight * static_cast<double>(h[f]);
-    }
-    for (std::size_t f = 0; f < e; ++f) context[b * e + f] = static_cast<T>(sum[f]);
-  }
+  std::vector<T> r(shape.batch * ridge.basis().size());
+  expectation_1d(alpha, mu, sigma2, ridge.basis(), std::span<T>(r), threads);
+  detail::contexts(ridge, values, {shape.batch, shape.length, shape.features},
+                   detail::SequenceGrid{lengths}, std::span<const T>(r), context, threads);
 }
 
 template <std::floating_point T>
@@ -82,48 +56,20 @@ void continuous_attention_1d_backward(T alpha, RidgeCache1D<T>& ridge, std::span
                                       SequenceShape shape, std::span<const std::int64_t> lengths,
                                       std::span<const T> mu, std::span<const T> sigma2,
                                       std::span<const T> dcontext, std::span<T> dvalues,
-                                      std::span<T> dmu, std::span<T> dsigma2) {
+                                      std::span<T> dmu, std::span<T> dsigma2, Threads threads) {
   const char* fn = "continuous_attention_1d_backward";
   detail::check_sequences(fn, values, shape, lengths);
   detail::check_size(fn, "mu", mu, shape.batch, "batch");
   detail::check_size(fn, "dcontext", dcontext, shape.batch * shape.features, "batch * features");
   detail::check_size(fn, "dvalues", dvalues, values.size(), "values.size()");
-  // dr_b = G^T (H_b^T dc_b) needs no r, so r comes out of the same pass as dmu and dsigma2.
-  const std::size_t e = shape.features, n = ridge.basis().size();
-  std::vector<T> dr(shape.batch * n), r(shape.batch * n);
-  std::vector<double> dw(shape.length);
-  for (std::size_t b = 0; b < shape.batch; ++b) {
-    const auto length = static_cast<std::size_t>(lengths[b]);
-    const T* dc = dcontext.data() + b * e;
-    for (std::size_t l = 0; l < length; ++l) {
-      const T* h = values.data() + (b * shape.length + l) * e;
-      double dot = 0;
-      for (std::size_t f = 0; f < e; ++f) dot += static_cast<double>(h[f]) * static_cast<double>(dc[f]);
-      dw[l] = dot;
-    }
-    const std::vector<T>& g = ridge.matrix(length);
-    for (std::size_t j = 0; j < n; ++j) {
-      double sum = 0;
-      for (std::size_t l = 0; l < length; ++l) sum += static_cast<double>(g[l * n + j]) * dw[l];
-      dr[b * n + j] = static_cast<T>(sum);
-    }
-  }
+  // dr needs no r, so r comes out of the same pass as dmu and dsigma2.
+  const detail::ValueLayout layout{shape.batch, shape.length, shape.features};
+  const detail::SequenceGrid grid{lengths};
+  const std::vector<T> dr = detail::basis_gradients(ridge, values, layout, grid, dcontext, threads);
+  std::vector<T> r(dr.size());
   expectation_1d_backward(alpha, mu, sigma2, ridge.basis(), std::span<const T>(dr), dmu, dsigma2,
-                          std::span<T>(r));
-  // dvalues[b, l] = w_b[l] dc_b with w_b = G_{L_b} r_b; padding rows get no gradient.
-  const std::vector<double> w = detail::value_weights(ridge, shape, lengths, r);
-  for (std::size_t b = 0; b < shape.batch; ++b) {
-    const T* dc = dcontext.data() + b * e;
-    for (std::size_t l = 0; l < shape.length; ++l) {
-      T* dh = dvalues.data() + (b * shape.length + l) * e;
-      if (l >= static_cast<std::size_t>(lengths[b])) {
-        std::fill(dh, dh + e, T(0));
-        continue;
-      }
-      const double weight = w[b * shape.length + l];
-      for (std::size_t f = 0; f < e; ++f) dh[f] = static_cast<T>(weight * static_cast<double>(dc[f]));
-    }
-  }
+                          std::span<T>(r), threads);
+  detail::value_gradients(ridge, layout, grid, std::span<const T>(r), dcontext, dvalues, threads);
 }
 
 namespace detail {
@@ -213,22 +159,22 @@ void density_from_moments_1d_backward(T alpha, std::span<const T> p, std::size_t
 template void continuous_attention_1d(float, RidgeCache1D<float>&, std::span<const float>,
                                       SequenceShape, std::span<const std::int64_t>,
                                       std::span<const float>, std::span<const float>,
-                                      std::span<float>);
+                                      std::span<float>, Threads);
 template void continuous_attention_1d(double, RidgeCache1D<double>&, std::span<const double>,
                                       SequenceShape, std::span<const std::int64_t>,
                                       std::span<const double>, std::span<const double>,
-                                      std::span<double>);
+                                      std::span<double>, Threads);
 template void continuous_attention_1d_backward(float, RidgeCache1D<float>&, std::span<const float>,
                                                SequenceShape, std::span<const std::int64_t>,
                                                std::span<const float>, std::span<const float>,
                                                std::span<const float>, std::span<float>,
-                                               std::span<float>, std::span<float>);
+                                               std::span<float>, std::span<float>, Threads);
 template void continuous_attention_1d_backward(double, RidgeCache1D<double>&,
                                                std::span<const double>, SequenceShape,
                                                std::span<const std::int64_t>,
                                                std::span<const double>, std::span<const double>,
                                                std::span<const double>, std::span<double>,
-                                               std::span<double>, std::span<double>);
+                                               std::span<double>, std::span<double>, Threads);
 template void density_from_moments_1d(float, std::span<const float>, std::size_t,
                                       std::span<const std::int64_t>, float, std::span<float>,
                                       std::span<float>);

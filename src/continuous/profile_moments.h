@@ -1,0 +1,25 @@
+// The one-dimensional integral behind every non-Gaussian expectation of the continuous core: a
+// beta-Gaussian profile against a Gaussian. In 1D it is the whole expectation (u = t - mu over
+// the support); in 2D it is the radial integral along one ray of the whitened disk.
+#pragma once
+
+#include <array>
+
+namespace sparcon::detail {
+
+/// P_m = int_lo^hi (1 - u^2/R^2)^k u^m N(u; d, s^2) du for m = 0..3, with -R <= lo < hi <= R,
+/// k = 1/(alpha - 1) > 0, s > 0.
+///
+/// k = 1 (alpha = 2): closed form from the truncated Gaussian moments of degree <= 5, except
+///   where those cancel: an interval narrow for the Gaussian (hi - lo < s) takes a 16-point
+///   Gauss-Legendre rule (a polynomial times a slowly varying Gaussian, exact to rounding) and a
+///   centre d more than 8 s outside [lo, hi] takes the rule below.
+/// Other k: u = R sin(theta) turns the profile into cos(theta)^(2k+1) (smooth but at
+///   theta = +-pi/2); composite 8-point Gauss-Legendre in theta on panels no wider than s/2 in u
+///   (and pi/16 in theta), only where the integrand exceeds e^-72 of its peak, graded
+///   geometrically towards +-R and, when d lies outside [lo, hi], towards the end nearest to d
+///   (where the integrand decays on the scale s^2 / distance).
+/// Measured against adaptive quadrature in the tests: below 1e-10 relative.
+std::array<double, 4> profile_moments(double k, double R, double lo, double hi, double d, double s);
+
+}  // namespace sparcon::detail

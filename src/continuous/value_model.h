@@ -1,0 +1,114 @@
+// The value side of continuous attention, shared by sequences and images: with G the ridge
+// matrix of an example's grid (L x N), r its expectations (N) and H its values (L x E),
+//   context = H^T (G r),   dr = G^T (H dcontext),   dvalues = (G r) dcontext^T.
+// Sums are taken in double; examples are spread over the threads.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "continuous/batch.h"
+#include "parallel_rows.h"
+#include "sparcon/rows.h"
+
+namespace sparcon::detail {
+
+/// values: batch x padded x features; example b uses its first length_of(b) rows.
+struct ValueLayout {
+  std::size_t batch = 0;
+  std::size_t padded = 0;
+  std::size_t features = 0;
+};
+
+/// The grid and the number of values of one example.
+template <class Grid>
+struct ExampleGrid {
+  Grid grid;
+  std::size_t length;
+};
+
+/// w = G r for one example (length entries).
+template <class T>
+void value_weights(const std::vector<T>& g, std::size_t length, const T* r, std::size_t n,
+                   double* w) {
+  for (std::size_t l = 0; l < length; ++l) {
+    double sum = 0;
+    for (std::size_t j = 0; j < n; ++j) sum += static_cast<double>(g[l * n + j]) * static_cast<double>(r[j]);
+    w[l] = sum;
+  }
+}
+
+/// context[b] = sum_l (G_b r_b)_l values[b, l].  r: batch x N, context: batch x features.
+template <class T, class Cache, class GridOf>
+void contexts(Cache& ridge, std::span<const T> values, ValueLayout layout, const GridOf& grid_of,
+              std::span<const T> r, std::span<T> context, Threads threads) {
+  const std::size_t n = ridge.basis().size(), e = layout.features;
+  parallel_rows(example_rows(layout.batch, n), threads, [&](std::size_t begin, std::size_t end) {
+    std::vector<double> w(layout.padded), sum(e);
+    for (std::size_t b = begin; b < end; ++b) {
+      const auto example = grid_of(b);
+      value_weights(ridge.matrix(example.grid), example.length, r.data() + b * n, n, w.data());
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (std::size_t l = 0; l < example.length; ++l) {
+        const T* h = values.data() + (b * layout.padded + l) * e;
+        for (std::size_t f = 0; f < e; ++f) sum[f] += w[l] * static_cast<double>(h[f]);
+      }
+      for (std::size_t f = 0; f < e; ++f) context[b * e + f] = static_cast<T>(sum[f]);
+    }
+  });
+}
+
+/// dr[b] = G_b^T (H_b dcontext[b]) (batch x N).
+template <class T, class Cache, class GridOf>
+std::vector<T> basis_gradients(Cache& ridge, std::span<const T> values, ValueLayout layout,
+                               const GridOf& grid_of, std::span<const T> dcontext, Threads threads) {
+  const std::size_t n = ridge.basis().size(), e = layout.features;
+  std::vector<T> dr(layout.batch * n);
+  parallel_rows(example_rows(layout.batch, n), threads, [&](std::size_t begin, std::size_t end) {
+    std::vector<double> dw(layout.padded);
+    for (std::size_t b = begin; b < end; ++b) {
+      const auto example = grid_of(b);
+      const T* dc = dcontext.data() + b * e;
+      for (std::size_t l = 0; l < example.length; ++l) {
+        const T* h = values.data() + (b * layout.padded + l) * e;
+        double dot = 0;
+        for (std::size_t f = 0; f < e; ++f) dot += static_cast<double>(h[f]) * static_cast<double>(dc[f]);
+        dw[l] = dot;
+      }
+      const std::vector<T>& g = ridge.matrix(example.grid);
+      for (std::size_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (std::size_t l = 0; l < example.length; ++l) sum += static_cast<double>(g[l * n + j]) * dw[l];
+        dr[b * n + j] = static_cast<T>(sum);
+      }
+    }
+  });
+  return dr;
+}
+
+/// dvalues[b, l] = (G_b r_b)_l dcontext[b] for the example's rows, zero for padding rows.
+template <class T, class Cache, class GridOf>
+void value_gradients(Cache& ridge, ValueLayout layout, const GridOf& grid_of, std::span<const T> r,
+                     std::span<const T> dcontext, std::span<T> dvalues, Threads threads) {
+  const std::size_t n = ridge.basis().size(), e = layout.features;
+  parallel_rows(example_rows(layout.batch, n), threads, [&](std::size_t begin, std::size_t end) {
+    std::vector<double> w(layout.padded);
+    for (std::size_t b = begin; b < end; ++b) {
+      const auto example = grid_of(b);
+      value_weights(ridge.matrix(example.grid), example.length, r.data() + b * n, n, w.data());
+      const T* dc = dcontext.data() + b * e;
+      for (std::size_t l = 0; l < layout.padded; ++l) {
+        T* dh = dvalues.data() + (b * layout.padded + l) * e;
+        if (l >= example.length) {
+          std::fill(dh, dh + e, T(0));
+          continue;
+        }
+        for (std::size_t f = 0; f < e; ++f) dh[f] = static_cast<T>(w[l] * static_cast<double>(dc[f]));
+      }
+    }
+  });
+}
+
+}  // namespace sparcon::detail
