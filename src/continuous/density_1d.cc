@@ -56,6 +56,22 @@ Density1D<T> Density1D<T>::with_variance(T alpha, T mu, T variance) {
 }
 
 template <std::floating_point T>
+Density1D<T> Density1D<T>::from_canonical(T alpha, T theta1, T theta2) {
+  if (!(theta2 < 0) || !std::isfinite(theta2))
+    detail::fail("sparcon::Density1D::from_canonical: theta2 = ", theta2, " must be a finite number < 0");
+  if (!std::isfinite(theta1))
+    detail::fail("sparcon::Density1D::from_canonical: theta1 = ", theta1, " must be finite");
+  const double sigma2 = -0.5 / static_cast<double>(theta2);
+  return Density1D(alpha, static_cast<T>(theta1 * sigma2), static_cast<T>(sigma2));
+}
+
+template <std::floating_point T>
+CanonicalGradient1D<T> canonical_gradient_1d(T mu, T sigma2, T dmu, T dsigma2) {
+  const double s2 = sigma2;
+  return {static_cast<T>(s2 * dmu), static_cast<T>(2 * s2 * (s2 * dsigma2 + static_cast<double>(mu) * dmu))};
+}
+
+template <std::floating_point T>
 T Density1D<T>::pdf(T t) const {
   const double u = static_cast<double>(t) - mu_, f = -u * u / (2.0 * sigma2_);
   if (alpha_ == 1) return static_cast<T>(std::exp(f - tau_));
@@ -72,5 +88,7 @@ T Density1D<T>::variance() const {
 
 template class Density1D<float>;
 template class Density1D<double>;
+template CanonicalGradient1D<float> canonical_gradient_1d(float, float, float, float);
+template CanonicalGradient1D<double> canonical_gradient_1d(double, double, double, double);
 
 }  // namespace sparcon

@@ -44,7 +44,8 @@ double gaussian(double u, double d, double s) {
   return normal_pdf(z) / s;
 }
 
-// Composite rule in theta, u = R sin(theta) (see the header).
+// Composite rule (see the header). For an integer k the profile is a polynomial in u and the
+// rule runs in u; otherwise in theta, u = R sin(theta), where the profile is cos(theta)^(2k+1).
 Moments by_quadrature(double k, double R, double lo, double hi, double d, double s) {
   constexpr double kPi = std::numbers::pi;
   // Where the integrand exceeds e^-72 of its peak: exp(-(delta x + x^2/2)/s^2) = e^-72 at x = W,
@@ -54,32 +55,45 @@ Moments by_quadrature(double k, double R, double lo, double hi, double d, double
   const double wlo = std::max(lo, centre - reach), whi = std::min(hi, centre + reach);
   Moments out{};
   if (!(wlo < whi)) return out;
-  auto theta = [&](double u) { return std::asin(std::clamp(u / R, -1.0, 1.0)); };
-  const double t_lo = theta(wlo), t_hi = theta(whi);
+  const bool polynomial = k == std::round(k) && k <= 16;
+  const double exponent = 2 * k + 1;
+  const bool smooth_in_theta = exponent == std::round(exponent) && exponent <= 64;
+  // The variable of the rule: u itself, or theta.
+  auto to_variable = [&](double u) { return polynomial ? u : std::asin(std::clamp(u / R, -1.0, 1.0)); };
+  const double x_lo = to_variable(wlo), x_hi = to_variable(whi);
   std::vector<double> breaks;
-  const double width = std::min(kPi / 16, 0.5 * s / R);
-  const int panels = std::max(1, static_cast<int>(std::ceil((t_hi - t_lo) / width)));
-  const double step = (t_hi - t_lo) / panels;
-  for (int i = 0; i <= panels; ++i) breaks.push_back(i == panels ? t_hi : t_lo + i * step);
-  // The ends of the support: cos(theta)^(2k+1) is not smooth there.
-  constexpr int kEndLevels = 12;
-  for (int j = 1; j <= kEndLevels; ++j) {
-    const double inset = step * std::pow(0.25, j);
-    if (wlo <= -R) breaks.push_back(t_lo + inset);
-    if (whi >= R) breaks.push_back(t_hi - inset);
+  const double width = polynomial ? 0.5 * s : std::min(kPi / 16, 0.5 * s / R);
+  const int panels = std::max(1, static_cast<int>(std::ceil((x_hi - x_lo) / width)));
+  const double step = (x_hi - x_lo) / panels;
+  for (int i = 0; i <= panels; ++i) breaks.push_back(i == panels ? x_hi : x_lo + i * step);
+  // The ends of the support, where the profile is not smooth in the variable of the rule.
+  if (!polynomial && !smooth_in_theta) {
+    constexpr int kEndLevels = 12;
+    double inset = step;
+    for (int j = 1; j <= kEndLevels; ++j) {
+      inset *= 0.25;
+      if (wlo <= -R) breaks.push_back(x_lo + inset);
+      if (whi >= R) breaks.push_back(x_hi - inset);
+    }
   }
   // d outside [lo, hi]: the integrand decays from the nearest end like exp(-x/l), l = s^2/delta;
   // panels [x, 1.5 x] from x = l/4 keep every panel within a few e-folds of its own size.
   const double decay = delta > 0 ? s * s / delta : 0;
   if (decay > 0 && decay < 0.5 * s) {
     for (double x = 0.25 * decay; x < whi - wlo; x *= 1.5)
-      breaks.push_back(d > hi ? theta(whi - x) : theta(wlo + x));
+      breaks.push_back(to_variable(d > hi ? whi - x : wlo + x));
   }
   std::sort(breaks.begin(), breaks.end());
-  const double coefficient = R;  // du = R cos(theta) dtheta
-  auto at = [&](double t) {
-    const double u = R * std::sin(t), c = std::cos(t);
-    return std::pair{u, coefficient * std::pow(c, 2 * k + 1) * gaussian(u, d, s)};
+  auto power = [](double base, int n) {
+    double out = 1;
+    for (int i = 0; i < n; ++i) out *= base;
+    return out;
+  };
+  auto at = [&](double x) {
+    if (polynomial) return std::pair{x, power(1 - (x / R) * (x / R), static_cast<int>(k)) * gaussian(x, d, s)};
+    const double u = R * std::sin(x), c = std::cos(x);  // du = R cos(theta) dtheta
+    const double profile = smooth_in_theta ? power(c, static_cast<int>(exponent)) : std::pow(c, exponent);
+    return std::pair{u, R * profile * gaussian(u, d, s)};
   };
   for (std::size_t i = 0; i + 1 < breaks.size(); ++i)
     if (breaks[i] < breaks[i + 1]) accumulate<8>(breaks[i], breaks[i + 1], at, out);
@@ -102,16 +116,22 @@ Moments parabola(double R, double lo, double hi, double d, double s) {
   std::array<double, 6> J{};
   J[0] = normal_mass(z1, z2);
   J[1] = f1 - f2;
-  for (int m = 2; m <= 5; ++m)
-    J[m] = (m - 1) * J[m - 2] - (std::pow(z2, m - 1) * f2 - std::pow(z1, m - 1) * f1);
-  std::array<double, 6> U{};
-  for (int m = 0; m <= 5; ++m) {
-    double binomial = 1;
-    for (int i = 0; i <= m; ++i) {
-      U[m] += binomial * std::pow(d, m - i) * std::pow(s, i) * J[i];
-      binomial = binomial * (m - i) / (i + 1);
-    }
+  double z1_power = 1, z2_power = 1;  // z^(m-1)
+  for (int m = 2; m <= 5; ++m) {
+    z1_power *= z1;
+    z2_power *= z2;
+    J[m] = (m - 1) * J[m - 2] - (z2_power * f2 - z1_power * f1);
   }
+  // U_m = sum_i binomial(m, i) d^(m-i) s^i J_i
+  static constexpr double kBinomial[6][6] = {{1}, {1, 1}, {1, 2, 1}, {1, 3, 3, 1}, {1, 4, 6, 4, 1},
+                                             {1, 5, 10, 10, 5, 1}};
+  std::array<double, 6> d_power{1}, sj{};
+  for (int m = 1; m <= 5; ++m) d_power[m] = d_power[m - 1] * d;
+  double s_power = 1;
+  for (int i = 0; i <= 5; ++i, s_power *= s) sj[i] = s_power * J[i];
+  std::array<double, 6> U{};
+  for (int m = 0; m <= 5; ++m)
+    for (int i = 0; i <= m; ++i) U[m] += kBinomial[m][i] * d_power[m - i] * sj[i];
   const double r2 = R * R;
   return {U[0] - U[2] / r2, U[1] - U[3] / r2, U[2] - U[4] / r2, U[3] - U[5] / r2};
 }

@@ -14,11 +14,13 @@ namespace sparcon::detail {
 ///   where those cancel: an interval narrow for the Gaussian (hi - lo < s) takes a 16-point
 ///   Gauss-Legendre rule (a polynomial times a slowly varying Gaussian, exact to rounding) and a
 ///   centre d more than 8 s outside [lo, hi] takes the rule below.
-/// Other k: u = R sin(theta) turns the profile into cos(theta)^(2k+1) (smooth but at
-///   theta = +-pi/2); composite 8-point Gauss-Legendre in theta on panels no wider than s/2 in u
-///   (and pi/16 in theta), only where the integrand exceeds e^-72 of its peak, graded
-///   geometrically towards +-R and, when d lies outside [lo, hi], towards the end nearest to d
-///   (where the integrand decays on the scale s^2 / distance).
+/// Other k: composite 8-point Gauss-Legendre, in u when k is an integer (the profile is then a
+///   polynomial), otherwise in theta with u = R sin(theta), which turns the profile into
+///   cos(theta)^(2k+1) (smooth when 2k+1 is an integer, e.g. alpha = 3; else the panels are
+///   graded geometrically towards +-R). Panels are no wider than s/2 in u (and pi/16 in theta),
+///   cover only where the integrand exceeds e^-72 of its peak, and, when d lies outside
+///   [lo, hi], are graded towards the end nearest to d (where the integrand decays on the scale
+///   s^2 / distance).
 /// Measured against adaptive quadrature in the tests: below 1e-10 relative.
 std::array<double, 4> profile_moments(double k, double R, double lo, double hi, double d, double s);
 
