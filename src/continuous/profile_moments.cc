@@ -1,6 +1,8 @@
 // P_m = int_lo^hi (1 - u^2/R^2)^k u^m N(u; d, s^2) du (profile_moments.h).
 #include "continuous/profile_moments.h"
 
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -100,6 +102,71 @@ Moments by_quadrature(double k, double R, double lo, double hi, double d, double
   return out;
 }
 
+// Gauss-Laguerre nodes and weights for int_0^inf f(w) e^-w dw (Golub-Welsch: the eigenvalues of
+// the Jacobi matrix of the Laguerre polynomials and the squared first components of its
+// eigenvectors).
+struct GaussLaguerre {
+  static constexpr int kNodes = 16;
+  std::array<double, kNodes> x{}, w{};
+  GaussLaguerre() {
+    Eigen::Matrix<double, kNodes, kNodes> jacobi = Eigen::Matrix<double, kNodes, kNodes>::Zero();
+    for (int i = 0; i < kNodes; ++i) {
+      jacobi(i, i) = 2 * i + 1;
+      if (i + 1 < kNodes) jacobi(i, i + 1) = jacobi(i + 1, i) = i + 1;
+    }
+    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, kNodes, kNodes>> solver(jacobi);
+    for (int i = 0; i < kNodes; ++i) {
+      x[i] = solver.eigenvalues()[i];
+      w[i] = solver.eigenvectors()(0, i) * solver.eigenvectors()(0, i);
+    }
+  }
+  static const GaussLaguerre& get() {
+    static const GaussLaguerre rule;
+    return rule;
+  }
+};
+
+// d more than 8 s outside [lo, hi], the interval long for the decay, and the profile smooth at
+// the end e nearest to d. With x = |u - e| and delta = |d - e|,
+//   N(u; d, s^2) = N(e; d, s^2) exp(-x/l) exp(-x^2/(2 s^2)),   l = s^2/delta,
+// so the integral is N(e) l int_0^inf g(l w) e^-w dw with g(x) = profile(u) u^m exp(-x^2/(2 s^2)),
+// a polynomial times a Gaussian of width delta/s >= 8 in w: Gauss-Laguerre converges at once.
+// The truncation at the far end is below e^-40.
+Moments by_laguerre(double k, double R, double lo, double hi, double d, double s) {
+  const bool above = d > hi;
+  const double end = above ? hi : lo, delta = std::abs(d - end), decay = s * s / delta;
+  const auto& rule = GaussLaguerre::get();
+  Moments out{};
+  const int integer_k = static_cast<int>(k);
+  for (int i = 0; i < GaussLaguerre::kNodes; ++i) {
+    const double x = decay * rule.x[i], u = above ? end - x : end + x;
+    const double base = 1 - (u / R) * (u / R);
+    double profile = 1;
+    if (k == integer_k) {
+      for (int p = 0; p < integer_k; ++p) profile *= base;
+    } else {
+      profile = std::pow(std::max(base, 0.0), k);
+    }
+    const double weight = rule.w[i] * profile * std::exp(-0.5 * (x / s) * (x / s));
+    out[0] += weight;
+    out[1] += weight * u;
+    out[2] += weight * u * u;
+    out[3] += weight * u * u * u;
+  }
+  const double factor = gaussian(end, d, s) * decay;
+  for (double& m : out) m *= factor;
+  return out;
+}
+
+// Whether by_laguerre applies (see there).
+bool laguerre_applies(double k, double R, double lo, double hi, double d, double s) {
+  const bool above = d > hi + 8 * s, below = d < lo - 8 * s;
+  if (!above && !below) return false;
+  const double end = above ? hi : lo, delta = std::abs(d - end);
+  const bool smooth_end = k == std::round(k) || (above ? hi < R : lo > -R);
+  return smooth_end && (hi - lo) * delta >= 40 * s * s;
+}
+
 // k = 1: (1 - u^2/R^2) u^m against N(u; d, s^2), from U_m = int_lo^hi u^m N(u; d, s^2) du
 // = int (d + s z)^m phi(z) dz over [z1, z2], with the truncated moments
 // J_m = int z^m phi = (m - 1) J_{m-2} - [z^(m-1) phi(z)]_{z1}^{z2}.
@@ -111,7 +178,9 @@ Moments parabola(double R, double lo, double hi, double d, double s) {
     }, out);
     return out;
   }
-  if (d < lo - 8 * s || d > hi + 8 * s) return by_quadrature(1, R, lo, hi, d, s);
+  if (d < lo - 8 * s || d > hi + 8 * s)
+    return laguerre_applies(1, R, lo, hi, d, s) ? by_laguerre(1, R, lo, hi, d, s)
+                                                : by_quadrature(1, R, lo, hi, d, s);
   const double z1 = (lo - d) / s, z2 = (hi - d) / s, f1 = normal_pdf(z1), f2 = normal_pdf(z2);
   std::array<double, 6> J{};
   J[0] = normal_mass(z1, z2);
@@ -139,7 +208,9 @@ Moments parabola(double R, double lo, double hi, double d, double s) {
 }  // namespace
 
 std::array<double, 4> profile_moments(double k, double R, double lo, double hi, double d, double s) {
-  return k == 1 ? parabola(R, lo, hi, d, s) : by_quadrature(k, R, lo, hi, d, s);
+  if (k == 1) return parabola(R, lo, hi, d, s);
+  return laguerre_applies(k, R, lo, hi, d, s) ? by_laguerre(k, R, lo, hi, d, s)
+                                              : by_quadrature(k, R, lo, hi, d, s);
 }
 
 }  // namespace sparcon::detail
