@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "continuous/batch.h"
+#include "continuous/value_kernels.h"
 #include "parallel_rows.h"
 #include "sparcon/rows.h"
 
@@ -33,11 +34,7 @@ struct ExampleGrid {
 template <class T>
 void value_weights(const std::vector<T>& g, std::size_t length, const T* r, std::size_t n,
                    double* w) {
-  for (std::size_t l = 0; l < length; ++l) {
-    double sum = 0;
-    for (std::size_t j = 0; j < n; ++j) sum += static_cast<double>(g[l * n + j]) * static_cast<double>(r[j]);
-    w[l] = sum;
-  }
+  for (std::size_t l = 0; l < length; ++l) w[l] = simd::dot(g.data() + l * n, r, n);
 }
 
 /// context[b] = sum_l (G_b r_b)_l values[b, l].  r: batch x N, context: batch x features.
@@ -51,10 +48,8 @@ void contexts(Cache& ridge, std::span<const T> values, ValueLayout layout, const
       const auto example = grid_of(b);
       value_weights(ridge.matrix(example.grid), example.length, r.data() + b * n, n, w.data());
       std::fill(sum.begin(), sum.end(), 0.0);
-      for (std::size_t l = 0; l < example.length; ++l) {
-        const T* h = values.data() + (b * layout.padded + l) * e;
-        for (std::size_t f = 0; f < e; ++f) sum[f] += w[l] * static_cast<double>(h[f]);
-      }
+      for (std::size_t l = 0; l < example.length; ++l)
+        simd::axpy(w[l], values.data() + (b * layout.padded + l) * e, sum.data(), e);
       for (std::size_t f = 0; f < e; ++f) context[b * e + f] = static_cast<T>(sum[f]);
     }
   });
@@ -67,22 +62,17 @@ std::vector<T> basis_gradients(Cache& ridge, std::span<const T> values, ValueLay
   const std::size_t n = ridge.basis().size(), e = layout.features;
   std::vector<T> dr(layout.batch * n);
   parallel_rows(example_rows(layout.batch, n), threads, [&](std::size_t begin, std::size_t end) {
-    std::vector<double> dw(layout.padded);
+    std::vector<double> sum(n);
     for (std::size_t b = begin; b < end; ++b) {
       const auto example = grid_of(b);
       const T* dc = dcontext.data() + b * e;
-      for (std::size_t l = 0; l < example.length; ++l) {
-        const T* h = values.data() + (b * layout.padded + l) * e;
-        double dot = 0;
-        for (std::size_t f = 0; f < e; ++f) dot += static_cast<double>(h[f]) * static_cast<double>(dc[f]);
-        dw[l] = dot;
-      }
       const std::vector<T>& g = ridge.matrix(example.grid);
-      for (std::size_t j = 0; j < n; ++j) {
-        double sum = 0;
-        for (std::size_t l = 0; l < example.length; ++l) sum += static_cast<double>(g[l * n + j]) * dw[l];
-        dr[b * n + j] = static_cast<T>(sum);
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (std::size_t l = 0; l < example.length; ++l) {
+        const double dw = simd::dot(values.data() + (b * layout.padded + l) * e, dc, e);
+        simd::axpy(dw, g.data() + l * n, sum.data(), n);
       }
+      for (std::size_t j = 0; j < n; ++j) dr[b * n + j] = static_cast<T>(sum[j]);
     }
   });
   return dr;
@@ -105,7 +95,7 @@ void value_gradients(Cache& ridge, ValueLayout layout, const GridOf& grid_of, st
           std::fill(dh, dh + e, T(0));
           continue;
         }
-        for (std::size_t f = 0; f < e; ++f) dh[f] = static_cast<T>(w[l] * static_cast<double>(dc[f]));
+        simd::scale(w[l], dc, dh, e);
       }
     }
   });
