@@ -10,10 +10,11 @@ namespace sparcon::detail {
 /// P_m = int_lo^hi (1 - u^2/R^2)^k u^m N(u; d, s^2) du for m = 0..3, with -R <= lo < hi <= R,
 /// k = 1/(alpha - 1) > 0, s > 0.
 ///
-/// k = 1 (alpha = 2): closed form from the truncated Gaussian moments of degree <= 5, except
-///   where those cancel: an interval narrow for the Gaussian (hi - lo < s) takes a 16-point
-///   Gauss-Legendre rule (a polynomial times a slowly varying Gaussian, exact to rounding) and a
-///   centre d more than 8 s outside [lo, hi] takes the rule below.
+/// k = 1 (alpha = 2), and k = 2 (alpha = 1.5) while R <= 100 s: closed form from the truncated
+///   Gaussian moments of degree <= 3 + 2k, except where those cancel: an interval narrow for
+///   the Gaussian (hi - lo < s) takes a 16-point Gauss-Legendre rule (a polynomial times a
+///   slowly varying Gaussian, exact to rounding) and a centre d more than 8 s (k = 2: 4 s) outside
+///   [lo, hi] takes Gauss-Laguerre from the nearest end (or the rule below).
 /// Other k: composite 8-point Gauss-Legendre, in u when k is an integer (the profile is then a
 ///   polynomial), otherwise in theta with u = R sin(theta), which turns the profile into
 ///   cos(theta)^(2k+1) (smooth when 2k+1 is an integer, e.g. alpha = 3; else the panels are
