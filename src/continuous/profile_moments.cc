@@ -180,7 +180,8 @@ bool laguerre_applies(double k, double R, double lo, double hi, double d, double
 // taken in closed form only while R <= 100 s (losing at most 1e4 ulp), otherwise by quadrature.
 constexpr int kMaxClosedK = 2;
 
-Moments polynomial_profile(int k, double R, double lo, double hi, double d, double s) {
+template <int k>
+Moments polynomial_profile(double R, double lo, double hi, double d, double s) {
   if (hi - lo < s) {
     Moments out{};
     accumulate<16>(lo, hi, [&](double u) {
@@ -194,10 +195,10 @@ Moments polynomial_profile(int k, double R, double lo, double hi, double d, doub
   if (d < lo - outside || d > hi + outside)
     return laguerre_applies(k, R, lo, hi, d, s) ? by_laguerre(k, R, lo, hi, d, s)
                                                 : by_quadrature(k, R, lo, hi, d, s);
-  constexpr int kDegree = 3 + 2 * kMaxClosedK;  // highest U_m needed
-  const int degree = 3 + 2 * k;
+  static_assert(k >= 1 && k <= kMaxClosedK);
+  constexpr int degree = 3 + 2 * k;  // highest U_m needed
   const double z1 = (lo - d) / s, z2 = (hi - d) / s, f1 = normal_pdf(z1), f2 = normal_pdf(z2);
-  std::array<double, kDegree + 1> J{};
+  std::array<double, degree + 1> J{};
   J[0] = normal_mass(z1, z2);
   J[1] = f1 - f2;
   double z1_power = 1, z2_power = 1;  // z^(m-1)
@@ -207,7 +208,7 @@ Moments polynomial_profile(int k, double R, double lo, double hi, double d, doub
     J[m] = (m - 1) * J[m - 2] - (z2_power * f2 - z1_power * f1);
   }
   // U_m = sum_i binomial(m, i) d^(m-i) s^i J_i, binomials by Pascal's rule.
-  std::array<double, kDegree + 1> d_power{1}, sj{}, U{}, binomial{};
+  std::array<double, degree + 1> d_power{1}, sj{}, U{}, binomial{};
   for (int m = 1; m <= degree; ++m) d_power[m] = d_power[m - 1] * d;
   double s_power = 1;
   for (int i = 0; i <= degree; ++i, s_power *= s) sj[i] = s_power * J[i];
@@ -219,14 +220,15 @@ Moments polynomial_profile(int k, double R, double lo, double hi, double d, doub
   const double q = -1 / (R * R);
   Moments out{};
   for (int m = 0; m <= 3; ++m)
-    out[m] = k == 1 ? U[m] + q * U[m + 2] : U[m] + 2 * q * U[m + 2] + q * q * U[m + 4];
+    out[m] = k == 1 ? U[m] + q * U[m + 2] : U[m] + 2 * q * U[m + 2] + q * q * U[m + 2 * k];
   return out;
 }
 
 }  // namespace
 
 std::array<double, 4> profile_moments(double k, double R, double lo, double hi, double d, double s) {
-  if (k == 1 || (k == 2 && R <= 100 * s)) return polynomial_profile(static_cast<int>(k), R, lo, hi, d, s);
+  if (k == 1) return polynomial_profile<1>(R, lo, hi, d, s);
+  if (k == 2 && R <= 100 * s) return polynomial_profile<2>(R, lo, hi, d, s);
   return laguerre_applies(k, R, lo, hi, d, s) ? by_laguerre(k, R, lo, hi, d, s)
                                               : by_quadrature(k, R, lo, hi, d, s);
 }
