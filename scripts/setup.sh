@@ -9,7 +9,10 @@ packages=(
   libeigen3-dev       # Eigen: the small dense solves of the ridge regression
   libgtest-dev        # GoogleTest
   libbenchmark-dev    # Google Benchmark
-  python3             # bench/run_discrete.py (standard library only)
+  python3             # bench/run_*.py (standard library only)
+  libtorch-dev        # LibTorch: the ops and modules of torch/ (layer 2)
+  python3-torch       # the Python package (python/sparcon) runs on Debian's torch
+  python3-pytest      # its tests
 )
 
 missing=()

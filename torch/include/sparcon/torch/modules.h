@@ -1,0 +1,105 @@
+// sparcon/torch/modules.h: torch::nn modules built on the ops of ops.h.
+//
+//   Entmax               p = alpha-entmax(x) along a dim (alpha = 1 softmax, 1.5, 2 sparsemax, any > 0)
+//   EntmaxAttention      multi-head scaled dot-product attention whose weights over the keys are
+//                        alpha-entmax(q k^T / sqrt(d_head)), with a key padding mask
+//   ContinuousAttention  attention over the positions of a sequence (1D) or image (2D) by a
+//                        continuous alpha-entmax density (MATH.md section 3): the context is
+//                        E_p[V(t)] with V the ridge fit of the values on a Gaussian basis; mu and
+//                        Sigma come from a learned head ("cont") or from the moments of a learned
+//                        discrete attention ("disc+cont", whose context is added).
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/any.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <string>
+
+// TORCH_MODULE names torch::nn unqualified, which inside sparcon::torch finds this namespace.
+#define SPARCON_TORCH_MODULE(Name)                                        \
+  class Name : public ::torch::nn::ModuleHolder<Name##Impl> {             \
+   public:                                                                \
+    using ::torch::nn::ModuleHolder<Name##Impl>::ModuleHolder;            \
+    using Impl = Name##Impl;                                              \
+  }
+
+namespace sparcon::torch {
+
+struct EntmaxOptions {
+  explicit EntmaxOptions(double alpha = 1.5) : alpha_(alpha) {}
+  TORCH_ARG(double, alpha);
+  TORCH_ARG(std::int64_t, dim) = -1;
+};
+
+class EntmaxImpl : public ::torch::nn::Module {
+ public:
+  explicit EntmaxImpl(EntmaxOptions options = EntmaxOptions());
+  at::Tensor forward(const at::Tensor& x);
+  EntmaxOptions options;
+};
+SPARCON_TORCH_MODULE(Entmax);
+
+struct EntmaxAttentionOptions {
+  EntmaxAttentionOptions(std::int64_t embed_dim, std::int64_t num_heads)
+      : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  TORCH_ARG(std::int64_t, embed_dim);
+  TORCH_ARG(std::int64_t, num_heads);
+  TORCH_ARG(double, alpha) = 1.5;
+};
+
+/// query (B, Lq, E), key and value (B, Lk, E), key_padding_mask (B, Lk) bool, true = ignore.
+/// Returns the output (B, Lq, E) and the attention weights (B, heads, Lq, Lk).
+class EntmaxAttentionImpl : public ::torch::nn::Module {
+ public:
+  explicit EntmaxAttentionImpl(EntmaxAttentionOptions options);
+  std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& query, const at::Tensor& key,
+                                             const at::Tensor& value,
+                                             const at::Tensor& key_padding_mask = {});
+  EntmaxAttentionOptions options;
+  ::torch::nn::Linear q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, out_proj{nullptr};
+};
+SPARCON_TORCH_MODULE(EntmaxAttention);
+
+struct ContinuousAttentionOptions {
+  /// features: E of the values; dims: 1 (sequences) or 2 (images).
+  ContinuousAttentionOptions(std::int64_t features, int dims) : features_(features), dims_(dims) {}
+  TORCH_ARG(std::int64_t, features);
+  TORCH_ARG(int, dims);
+  /// The family: 1 (Gaussian), 2 (truncated parabola/paraboloid), any alpha > 1.
+  TORCH_ARG(double, alpha) = 1.0;
+  /// 1D: N basis functions, N/2 centres x standard deviations `widths` (the paper's defaults).
+  TORCH_ARG(std::int64_t, basis_size) = 64;
+  TORCH_ARG(std::vector<double>, widths) = std::vector<double>{0.1, 0.5};
+  /// 2D: side x side grid of Gaussians of variance `variance`.
+  TORCH_ARG(std::int64_t, grid_side) = 10;
+  TORCH_ARG(double, variance) = 0.001;
+  TORCH_ARG(double, lambda) = 0.01;
+  /// "cont" or "disc+cont".
+  TORCH_ARG(std::string, mode) = "cont";
+  /// Floor of sigma^2 (1D) / added to the diagonal of Sigma (2D) in "cont"; ridge of disc+cont.
+  TORCH_ARG(double, min_scale) = 1e-6;
+  TORCH_ARG(double, moment_ridge) = 1e-4;
+};
+
+/// values (B, L, E) with lengths (B, int64, optional) in 1D, (B, H, W, E) in 2D; returns the
+/// context (B, E). "cont": mu = sigmoid(.), sigma^2 = max(softplus(.), min_scale) (2D:
+/// Sigma = L L^T + min_scale I with a softplus Cholesky diagonal) from a linear head on the mean
+/// of the values, started at mu = 0.5 and sigma^2 = 0.05 (2D: Sigma = 0.04 I). last_density() gives the (mu, Sigma) of the last forward, for inspection.
+class ContinuousAttentionImpl : public ::torch::nn::Module {
+ public:
+  explicit ContinuousAttentionImpl(ContinuousAttentionOptions options);
+  at::Tensor forward(const at::Tensor& values, const at::Tensor& lengths = {});
+  std::tuple<at::Tensor, at::Tensor> last_density() const { return {last_mu_, last_sigma_}; }
+  ContinuousAttentionOptions options;
+  at::Tensor centers, widths;                 // buffers: the basis
+  ::torch::nn::Linear head{nullptr};          // cont: mu and scale from the mean value
+  ::torch::nn::Linear scores{nullptr};        // disc+cont: one score per position
+
+ private:
+  at::Tensor last_mu_, last_sigma_;
+};
+SPARCON_TORCH_MODULE(ContinuousAttention);
+
+}  // namespace sparcon::torch

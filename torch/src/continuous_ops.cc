@@ -1,0 +1,359 @@
+// The continuous operations with autograd (sparcon/torch/ops.h): expectations, ridge matrices,
+// continuous attention and disc+cont moments, 1D or 2D by the shapes of the inputs. 2D scales
+// are used symmetrised, sym(Sigma) = (Sigma + Sigma^T)/2, so that a gradient step (or gradcheck)
+// may leave them unsymmetric; they must be positive definite.
+#include <torch/autograd.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "sparcon/attention.h"
+#include "sparcon/continuous.h"
+#include "sparcon/torch/ops.h"
+#include "tensor_rows.h"
+
+namespace sparcon::torch {
+namespace detail {
+namespace {
+
+using ::torch::autograd::AutogradContext;
+using ::torch::autograd::variable_list;
+
+// ---- bases ----------------------------------------------------------------------------------
+
+bool is_2d(const at::Tensor& centers) { return centers.dim() == 2; }
+
+void check_basis_shapes(const char* fn, const at::Tensor& centers, const at::Tensor& widths) {
+  check_floating(centers, fn, "centers");
+  check_floating(widths, fn, "widths");
+  const bool one = centers.dim() == 1 && widths.dim() == 1 && widths.size(0) == centers.size(0);
+  const bool two = centers.dim() == 2 && centers.size(1) == 2 && widths.dim() == 3 &&
+                   widths.size(0) == centers.size(0) && widths.size(1) == 2 && widths.size(2) == 2;
+  TORCH_CHECK_VALUE(one || two, "sparcon.", fn, ": centers ", centers.sizes(), " and widths ",
+                    widths.sizes(), " must be (N) and (N) in 1D or (N, 2) and (N, 2, 2) in 2D");
+}
+
+template <class T>
+std::vector<T> values_of(const at::Tensor& t) {
+  const at::Tensor c = t.detach().to(c10::CppTypeToScalarType<T>::value).contiguous();
+  return {c.data_ptr<T>(), c.data_ptr<T>() + c.numel()};
+}
+
+template <class T>
+GaussianBasis1D<T> basis_1d(const at::Tensor& centers, const at::Tensor& widths) {
+  return {values_of<T>(centers), values_of<T>(widths)};
+}
+template <class T>
+GaussianBasis2D<T> basis_2d(const at::Tensor& centers, const at::Tensor& widths) {
+  return {values_of<T>(centers), values_of<T>(widths)};
+}
+
+// One RidgeCache per (basis, lambda), kept for the life of the process.
+template <class Basis>
+RidgeCache<Basis>& cached_ridge(const Basis& basis, typename Basis::Scalar lambda) {
+  static std::mutex mutex;
+  static std::map<std::vector<double>, std::unique_ptr<RidgeCache<Basis>>> caches;
+  std::vector<double> key(basis.centers.begin(), basis.centers.end());
+  key.insert(key.end(), basis.widths.begin(), basis.widths.end());
+  key.push_back(static_cast<double>(lambda));
+  const std::lock_guard lock(mutex);
+  auto found = caches.find(key);
+  if (found == caches.end())
+    found = caches.emplace(key, core([&] { return std::make_unique<RidgeCache<Basis>>(basis, lambda); })).first;
+  return *found->second;
+}
+
+// ---- densities ------------------------------------------------------------------------------
+
+// mu and sigma in the compute dtype, contiguous; 2D sigma symmetrised.
+struct Densities {
+  at::Tensor mu, sigma;
+  std::size_t batch;
+};
+
+Densities densities(const char* fn, const at::Tensor& mu, const at::Tensor& sigma, bool two_d,
+                    at::ScalarType compute) {
+  check_floating(mu, fn, "mu");
+  check_floating(sigma, fn, "sigma");
+  if (two_d) {
+    TORCH_CHECK_VALUE(mu.dim() == 2 && mu.size(1) == 2, "sparcon.", fn, ": mu must be (B, 2), got ", mu.sizes());
+    TORCH_CHECK_VALUE(sigma.dim() == 3 && sigma.size(0) == mu.size(0) && sigma.size(1) == 2 && sigma.size(2) == 2,
+                      "sparcon.", fn, ": sigma must be (B, 2, 2) = (", mu.size(0), ", 2, 2), got ", sigma.sizes());
+  } else {
+    TORCH_CHECK_VALUE(mu.dim() == 1, "sparcon.", fn, ": mu must be (B), got ", mu.sizes());
+    TORCH_CHECK_VALUE(sigma.dim() == 1 && sigma.size(0) == mu.size(0), "sparcon.", fn,
+                      ": sigma must be (B) = (", mu.size(0), "), got ", sigma.sizes());
+  }
+  at::Tensor s = sigma.to(compute);
+  if (two_d) s = 0.5 * (s + s.transpose(1, 2));
+  return {mu.to(compute).contiguous(), s.contiguous(), static_cast<std::size_t>(mu.size(0))};
+}
+
+// ---- expectation ----------------------------------------------------------------------------
+
+class Expectation : public ::torch::autograd::Function<Expectation> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& mu, const at::Tensor& sigma,
+                            const at::Tensor& centers, const at::Tensor& widths, double alpha) {
+    const char* fn = "continuous_expectation";
+    check_basis_shapes(fn, centers, widths);
+    const bool two = is_2d(centers);
+    const at::ScalarType compute = compute_type(mu.scalar_type());
+    const Densities d = densities(fn, mu, sigma, two, compute);
+    at::Tensor r = at::empty({mu.size(0), centers.size(0)}, d.mu.options());
+    with_type(compute, [&](auto t) {
+      using T = decltype(t);
+      core([&] {
+        if (two)
+          expectation_2d<T>(static_cast<T>(alpha), const_span_of<T>(d.mu), const_span_of<T>(d.sigma),
+                            basis_2d<T>(centers, widths), span_of<T>(r), threads());
+        else
+          expectation_1d<T>(static_cast<T>(alpha), const_span_of<T>(d.mu), const_span_of<T>(d.sigma),
+                            basis_1d<T>(centers, widths), span_of<T>(r), threads());
+      });
+    });
+    ctx->save_for_backward({d.mu, d.sigma, centers, widths});
+    ctx->saved_data["alpha"] = alpha;
+    ctx->saved_data["dtype"] = static_cast<std::int64_t>(mu.scalar_type());
+    ctx->saved_data["sigma_dtype"] = static_cast<std::int64_t>(sigma.scalar_type());
+    return r.to(mu.scalar_type());
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &mu = saved[0], &sigma = saved[1], &centers = saved[2], &widths = saved[3];
+    const double alpha = ctx->saved_data["alpha"].toDouble();
+    const at::Tensor g = grads[0].to(mu.scalar_type()).contiguous();
+    at::Tensor dmu = at::empty_like(mu), dsigma = at::empty_like(sigma);
+    with_type(mu.scalar_type(), [&](auto t) {
+      using T = decltype(t);
+      core([&] {
+        if (is_2d(centers))
+          expectation_2d_backward<T>(static_cast<T>(alpha), const_span_of<T>(mu), const_span_of<T>(sigma),
+                                     basis_2d<T>(centers, widths), const_span_of<T>(g), span_of<T>(dmu),
+                                     span_of<T>(dsigma), {}, threads());
+        else
+          expectation_1d_backward<T>(static_cast<T>(alpha), const_span_of<T>(mu), const_span_of<T>(sigma),
+                                     basis_1d<T>(centers, widths), const_span_of<T>(g), span_of<T>(dmu),
+                                     span_of<T>(dsigma), {}, threads());
+      });
+    });
+    const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const auto sigma_dtype = static_cast<at::ScalarType>(ctx->saved_data["sigma_dtype"].toInt());
+    return {dmu.to(dtype), dsigma.to(sigma_dtype), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// ---- attention ------------------------------------------------------------------------------
+
+// Per-example lengths (1D): given, or the padded length.
+at::Tensor lengths_of(const char* fn, const c10::optional<at::Tensor>& lengths, std::int64_t batch,
+                      std::int64_t length) {
+  if (!lengths.has_value() || !lengths->defined()) return at::full({batch}, length, at::kLong);
+  TORCH_CHECK_VALUE(!at::isFloatingType(lengths->scalar_type()) && lengths->dim() == 1 &&
+                        lengths->size(0) == batch,
+                    "sparcon.", fn, ": lengths must be an integer tensor of shape (", batch, "), got ",
+                    lengths->scalar_type(), " ", lengths->sizes());
+  return lengths->to(at::kLong).contiguous();
+}
+
+class Attention : public ::torch::autograd::Function<Attention> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& values, const at::Tensor& mu,
+                            const at::Tensor& sigma, const at::Tensor& centers,
+                            const at::Tensor& widths, double lambda, double alpha,
+                            const at::Tensor& lengths) {
+    const char* fn = "continuous_attention";
+    check_basis_shapes(fn, centers, widths);
+    check_floating(values, fn, "values");
+    const bool two = is_2d(centers);
+    TORCH_CHECK_VALUE(values.dim() == (two ? 4 : 3), "sparcon.", fn, ": values must be ",
+                      two ? "(B, H, W, E)" : "(B, L, E)", " for a ", two ? "2D" : "1D",
+                      " basis, got shape ", values.sizes());
+    const at::ScalarType compute = compute_type(values.scalar_type());
+    const Densities d = densities(fn, mu, sigma, two, compute);
+    TORCH_CHECK_VALUE(values.size(0) == mu.size(0), "sparcon.", fn, ": values has batch ",
+                      values.size(0), " but mu has ", mu.size(0));
+    const at::Tensor v = values.to(compute).contiguous();
+    const std::int64_t e = values.size(-1);
+    at::Tensor context = at::empty({values.size(0), e}, v.options());
+    with_type(compute, [&](auto t) {
+      using T = decltype(t);
+      core([&] {
+        if (two) {
+          auto& ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
+          const ImageShape shape{d.batch, static_cast<std::size_t>(values.size(1)),
+                                 static_cast<std::size_t>(values.size(2)), static_cast<std::size_t>(e)};
+          continuous_attention_2d<T>(static_cast<T>(alpha), ridge, const_span_of<T>(v), shape,
+                                     const_span_of<T>(d.mu), const_span_of<T>(d.sigma), span_of<T>(context), threads());
+        } else {
+          auto& ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
+          const SequenceShape shape{d.batch, static_cast<std::size_t>(values.size(1)), static_cast<std::size_t>(e)};
+          continuous_attention_1d<T>(static_cast<T>(alpha), ridge, const_span_of<T>(v), shape,
+                                     const_span_of<std::int64_t>(lengths), const_span_of<T>(d.mu),
+                                     const_span_of<T>(d.sigma), span_of<T>(context), threads());
+        }
+      });
+    });
+    ctx->save_for_backward({v, d.mu, d.sigma, centers, widths, lengths});
+    ctx->saved_data["lambda"] = lambda;
+    ctx->saved_data["alpha"] = alpha;
+    ctx->saved_data["dtypes"] = std::vector<std::int64_t>{static_cast<std::int64_t>(values.scalar_type()),
+                                                          static_cast<std::int64_t>(mu.scalar_type()),
+                                                          static_cast<std::int64_t>(sigma.scalar_type())};
+    return context.to(values.scalar_type());
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &v = saved[0], &mu = saved[1], &sigma = saved[2], &centers = saved[3],
+                     &widths = saved[4], &lengths = saved[5];
+    const double lambda = ctx->saved_data["lambda"].toDouble();
+    const double alpha = ctx->saved_data["alpha"].toDouble();
+    const auto dtypes = ctx->saved_data["dtypes"].toIntVector();
+    const at::Tensor dc = grads[0].to(v.scalar_type()).contiguous();
+    at::Tensor dv = at::empty_like(v), dmu = at::empty_like(mu), dsigma = at::empty_like(sigma);
+    const std::size_t batch = static_cast<std::size_t>(v.size(0));
+    const auto e = static_cast<std::size_t>(v.size(-1));
+    with_type(v.scalar_type(), [&](auto t) {
+      using T = decltype(t);
+      core([&] {
+        if (is_2d(centers)) {
+          auto& ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
+          const ImageShape shape{batch, static_cast<std::size_t>(v.size(1)), static_cast<std::size_t>(v.size(2)), e};
+          continuous_attention_2d_backward<T>(static_cast<T>(alpha), ridge, const_span_of<T>(v), shape,
+                                              const_span_of<T>(mu), const_span_of<T>(sigma), const_span_of<T>(dc),
+                                              span_of<T>(dv), span_of<T>(dmu), span_of<T>(dsigma), threads());
+        } else {
+          auto& ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
+          const SequenceShape shape{batch, static_cast<std::size_t>(v.size(1)), e};
+          continuous_attention_1d_backward<T>(static_cast<T>(alpha), ridge, const_span_of<T>(v), shape,
+                                              const_span_of<std::int64_t>(lengths), const_span_of<T>(mu),
+                                              const_span_of<T>(sigma), const_span_of<T>(dc), span_of<T>(dv),
+                                              span_of<T>(dmu), span_of<T>(dsigma), threads());
+        }
+      });
+    });
+    return {dv.to(static_cast<at::ScalarType>(dtypes[0])), dmu.to(static_cast<at::ScalarType>(dtypes[1])),
+            dsigma.to(static_cast<at::ScalarType>(dtypes[2])), at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor()};
+  }
+};
+
+// ---- disc+cont ------------------------------------------------------------------------------
+
+class Moments : public ::torch::autograd::Function<Moments> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& p, double alpha, double ridge,
+                               const at::Tensor& lengths) {
+    const char* fn = "density_from_moments";
+    check_floating(p, fn, "p");
+    TORCH_CHECK_VALUE(p.dim() == 2 || p.dim() == 3, "sparcon.", fn,
+                      ": p must be (B, L) or (B, H, W), got shape ", p.sizes());
+    const bool two = p.dim() == 3;
+    const at::Tensor q = p.to(compute_type(p.scalar_type())).contiguous();
+    const std::int64_t batch = p.size(0);
+    at::Tensor mu = two ? at::empty({batch, 2}, q.options()) : at::empty({batch}, q.options());
+    at::Tensor sigma = two ? at::empty({batch, 2, 2}, q.options()) : at::empty({batch}, q.options());
+    with_type(q.scalar_type(), [&](auto t) {
+      using T = decltype(t);
+      core([&] {
+        if (two)
+          density_from_moments_2d<T>(static_cast<T>(alpha), const_span_of<T>(q), static_cast<std::size_t>(batch),
+                                     {static_cast<std::size_t>(p.size(1)), static_cast<std::size_t>(p.size(2))},
+                                     static_cast<T>(ridge), span_of<T>(mu), span_of<T>(sigma));
+        else
+          density_from_moments_1d<T>(static_cast<T>(alpha), const_span_of<T>(q), static_cast<std::size_t>(p.size(1)),
+                                     const_span_of<std::int64_t>(lengths), static_cast<T>(ridge), span_of<T>(mu),
+                                     span_of<T>(sigma));
+      });
+    });
+    ctx->save_for_backward({q, lengths});
+    ctx->saved_data["alpha"] = alpha;
+    ctx->saved_data["ridge"] = ridge;
+    ctx->saved_data["dtype"] = static_cast<std::int64_t>(p.scalar_type());
+    return {mu.to(p.scalar_type()), sigma.to(p.scalar_type())};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &q = saved[0], &lengths = saved[1];
+    const double alpha = ctx->saved_data["alpha"].toDouble(), ridge = ctx->saved_data["ridge"].toDouble();
+    const bool two = q.dim() == 3;
+    auto grad_or_zero = [&](std::size_t i, at::IntArrayRef shape) {
+      return grads[i].defined() ? grads[i].to(q.scalar_type()).contiguous() : at::zeros(shape, q.options());
+    };
+    const std::int64_t batch = q.size(0);
+    const at::Tensor dmu = grad_or_zero(0, two ? at::IntArrayRef{batch, 2} : at::IntArrayRef{batch});
+    const at::Tensor dsigma = grad_or_zero(1, two ? at::IntArrayRef{batch, 2, 2} : at::IntArrayRef{batch});
+    at::Tensor dp = at::empty_like(q);
+    with_type(q.scalar_type(), [&](auto t) {
+      using T = decltype(t);
+      core([&] {
+        if (two)
+          density_from_moments_2d_backward<T>(static_cast<T>(alpha), const_span_of<T>(q), static_cast<std::size_t>(batch),
+                                              {static_cast<std::size_t>(q.size(1)), static_cast<std::size_t>(q.size(2))},
+                                              static_cast<T>(ridge), const_span_of<T>(dmu), const_span_of<T>(dsigma),
+                                              span_of<T>(dp));
+        else
+          density_from_moments_1d_backward<T>(static_cast<T>(alpha), const_span_of<T>(q), static_cast<std::size_t>(q.size(1)),
+                                              const_span_of<std::int64_t>(lengths), static_cast<T>(ridge),
+                                              const_span_of<T>(dmu), const_span_of<T>(dsigma), span_of<T>(dp));
+      });
+    });
+    return {dp.to(static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt())), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+}  // namespace detail
+
+at::Tensor continuous_expectation(const at::Tensor& mu, const at::Tensor& sigma,
+                                  const at::Tensor& centers, const at::Tensor& widths, double alpha) {
+  return detail::Expectation::apply(mu, sigma, centers, widths, alpha);
+}
+
+at::Tensor ridge_matrix(const at::Tensor& centers, const at::Tensor& widths, at::IntArrayRef grid,
+                        double lambda) {
+  const char* fn = "ridge_matrix";
+  detail::check_basis_shapes(fn, centers, widths);
+  const bool two = detail::is_2d(centers);
+  TORCH_CHECK_VALUE(grid.size() == (two ? 2u : 1u), "sparcon.", fn, ": grid = ", grid, " must be ",
+                    two ? "[height, width] for a 2D basis" : "[length] for a 1D basis");
+  for (const auto g : grid) TORCH_CHECK_VALUE(g > 0, "sparcon.", fn, ": grid = ", grid, " must be positive");
+  const at::ScalarType compute = detail::compute_type(centers.scalar_type());
+  return detail::with_type(compute, [&](auto t) {
+    using T = decltype(t);
+    const std::vector<T> g = detail::core([&] {
+      if (two)
+        return ridge_matrix_2d<T>(detail::basis_2d<T>(centers, widths),
+                                  {static_cast<std::size_t>(grid[0]), static_cast<std::size_t>(grid[1])},
+                                  static_cast<T>(lambda));
+      return ridge_matrix_1d<T>(detail::basis_1d<T>(centers, widths), static_cast<std::size_t>(grid[0]),
+                                static_cast<T>(lambda));
+    });
+    const std::int64_t rows = two ? grid[0] * grid[1] : grid[0];
+    return at::tensor(at::ArrayRef<T>(g)).reshape({rows, centers.size(0)}).to(centers.scalar_type());
+  });
+}
+
+at::Tensor continuous_attention(const at::Tensor& values, const at::Tensor& mu, const at::Tensor& sigma,
+                                const at::Tensor& centers, const at::Tensor& widths, double lambda,
+                                double alpha, const c10::optional<at::Tensor>& lengths) {
+  // (an empty tensor for images: torch 1.13's autograd::Function cannot take undefined tensors)
+  const at::Tensor l = values.dim() == 3
+                           ? detail::lengths_of("continuous_attention", lengths, values.size(0), values.size(1))
+                           : at::empty({0}, at::kLong);
+  return detail::Attention::apply(values, mu, sigma, centers, widths, lambda, alpha, l);
+}
+
+std::tuple<at::Tensor, at::Tensor> density_from_moments(const at::Tensor& p, double alpha, double ridge,
+                                                        const c10::optional<at::Tensor>& lengths) {
+  const at::Tensor l = p.dim() == 2 ? detail::lengths_of("density_from_moments", lengths, p.size(0), p.size(1))
+                                    : at::empty({0}, at::kLong);
+  const auto out = detail::Moments::apply(p, alpha, ridge, l);
+  return {out[0], out[1]};
+}
+
+}  // namespace sparcon::torch

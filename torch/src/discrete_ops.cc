@@ -1,0 +1,133 @@
+// The discrete maps with autograd (sparcon/torch/ops.h): one autograd Function for the whole
+// family, the map and its parameter passed as arguments.
+#include <torch/autograd.h>
+
+#include "sparcon/discrete.h"
+#include "sparcon/torch/ops.h"
+#include "tensor_rows.h"
+
+namespace sparcon::torch {
+namespace detail {
+namespace {
+
+template <class T>
+Family<T> family_of(Map map, double parameter, std::span<const T> per_row) {
+  const PerRow<T> value = per_row.empty() ? PerRow<T>(static_cast<T>(parameter)) : PerRow<T>(per_row);
+  switch (map) {
+    case Map::softmax: return Family<T>::softmax();
+    case Map::sparsemax: return Family<T>::sparsemax();
+    case Map::entmax15: return Family<T>::entmax15();
+    case Map::entmax: return Family<T>::entmax(value);
+    case Map::normmax: return Family<T>::normmax(value);
+    case Map::budget: return Family<T>::budget(value);
+  }
+  TORCH_CHECK_VALUE(false, "sparcon: unknown map");
+}
+
+// alpha broadcast to one value per row of the RowView of x (size 1 along dim).
+at::Tensor alpha_rows(const at::Tensor& alpha, const at::Tensor& x, const RowView& view) {
+  std::vector<std::int64_t> shape = x.sizes().vec();
+  shape[static_cast<std::size_t>(view.dim)] = 1;
+  TORCH_CHECK_VALUE(alpha.dim() <= x.dim(), "sparcon.entmax: alpha of shape ", alpha.sizes(),
+                    " has more dimensions than x of shape ", x.sizes());
+  at::Tensor expanded;
+  try {
+    expanded = alpha.expand(shape);
+  } catch (const c10::Error&) {
+    TORCH_CHECK_VALUE(false, "sparcon.entmax: alpha of shape ", alpha.sizes(),
+                      " must broadcast to ", at::IntArrayRef(shape),
+                      " (the shape of x with size 1 along dim)");
+  }
+  return expanded.movedim(view.dim, -1).to(view.rows.scalar_type()).contiguous();
+}
+
+class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
+ public:
+  static at::Tensor forward(::torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                            const at::Tensor& alpha, std::int64_t map, double parameter,
+                            std::int64_t dim) {
+    const char* fn = "discrete map";
+    RowView view = to_rows(x, dim, fn);
+    // alpha is an empty tensor when the parameter is a shared number (torch 1.13's
+    // autograd::Function cannot take undefined tensors).
+    const bool tensor_alpha = alpha.numel() > 0;
+    at::Tensor per_row = tensor_alpha ? alpha_rows(alpha, x, view) : at::empty({0}, view.rows.options());
+    at::Tensor p = at::empty_like(view.rows);
+    with_type(view.rows.scalar_type(), [&](auto t) {
+      using T = decltype(t);
+      const auto fam = family_of<T>(static_cast<Map>(map), parameter,
+                                    tensor_alpha ? const_span_of<T>(per_row) : std::span<const T>());
+      core([&] { sparcon::forward(fam, const_span_of<T>(view.rows), span_of<T>(p), view.shape, threads()); });
+    });
+    ctx->save_for_backward({p, per_row});
+    ctx->saved_data["map"] = map;
+    ctx->saved_data["parameter"] = parameter;
+    ctx->saved_data["dim"] = view.dim;
+    ctx->saved_data["alpha_sizes"] = alpha.sizes().vec();
+    return from_rows(p, view);
+  }
+
+  static ::torch::autograd::variable_list backward(::torch::autograd::AutogradContext* ctx,
+                                                   ::torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& p = saved[0];
+    const at::Tensor& per_row = saved[1];
+    const auto map = static_cast<Map>(ctx->saved_data["map"].toInt());
+    const double parameter = ctx->saved_data["parameter"].toDouble();
+    const std::int64_t dim = ctx->saved_data["dim"].toInt();
+    RowView view = to_rows(grads[0], dim, "discrete map backward", "grad");
+    at::Tensor g = view.rows.to(p.scalar_type());
+    at::Tensor dx = at::empty_like(p);
+    at::Tensor dalpha;
+    with_type(p.scalar_type(), [&](auto t) {
+      using T = decltype(t);
+      const auto fam = family_of<T>(map, parameter,
+                                    per_row.numel() > 0 ? const_span_of<T>(per_row) : std::span<const T>());
+      core([&] {
+        sparcon::backward(fam, const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dx), view.shape, threads());
+      });
+      if (per_row.numel() > 0) {
+        dalpha = at::empty_like(per_row);
+        core([&] {
+          sparcon::entmax_alpha_backward(const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dalpha),
+                                         view.shape, PerRow<T>(const_span_of<T>(per_row)), threads());
+        });
+      }
+    });
+    at::Tensor dx_out = from_rows(dx, view);
+    at::Tensor dalpha_out;
+    if (dalpha.defined()) {
+      // Back to the broadcast shape (size 1 along dim), then summed to alpha's own shape.
+      const auto sizes = ctx->saved_data["alpha_sizes"].toIntVector();
+      dalpha_out = dalpha.movedim(-1, dim).sum_to_size(sizes);
+    }
+    return {dx_out, dalpha_out, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor apply(const at::Tensor& x, const at::Tensor& alpha, Map map, double parameter, std::int64_t dim) {
+  return DiscreteMap::apply(x, alpha.defined() ? alpha : at::empty({0}, x.options()),
+                            static_cast<std::int64_t>(map), parameter, dim);
+}
+
+}  // namespace
+}  // namespace detail
+
+at::Tensor softmax(const at::Tensor& x, std::int64_t dim) { return detail::apply(x, {}, Map::softmax, 1, dim); }
+at::Tensor sparsemax(const at::Tensor& x, std::int64_t dim) { return detail::apply(x, {}, Map::sparsemax, 2, dim); }
+at::Tensor entmax15(const at::Tensor& x, std::int64_t dim) { return detail::apply(x, {}, Map::entmax15, 1.5, dim); }
+at::Tensor entmax(const at::Tensor& x, double alpha, std::int64_t dim) {
+  return detail::apply(x, {}, Map::entmax, alpha, dim);
+}
+at::Tensor entmax(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim) {
+  detail::check_floating(alpha, "entmax", "alpha");
+  return detail::apply(x, alpha, Map::entmax, 0, dim);
+}
+at::Tensor normmax(const at::Tensor& x, double alpha, std::int64_t dim) {
+  return detail::apply(x, {}, Map::normmax, alpha, dim);
+}
+at::Tensor budget(const at::Tensor& x, double budget, std::int64_t dim) {
+  return detail::apply(x, {}, Map::budget, budget, dim);
+}
+
+}  // namespace sparcon::torch

@@ -1,0 +1,45 @@
+// The one registration of the sparcon operators: torch.ops.sparcon.<name> in Python and
+// TorchScript, c10::Dispatcher in C++. Each kernel is the function of sparcon/torch/ops.h, whose
+// autograd Function records the graph, so one registration serves forward and backward.
+#include <torch/library.h>
+
+#include "sparcon/torch/ops.h"
+
+namespace {
+
+namespace ops = sparcon::torch;
+
+at::Tensor entmax_scalar(const at::Tensor& x, double alpha, std::int64_t dim) { return ops::entmax(x, alpha, dim); }
+at::Tensor entmax_tensor(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim) {
+  return ops::entmax(x, alpha, dim);
+}
+at::Tensor loss(const at::Tensor& x, const at::Tensor& target, std::string map, double parameter,
+                std::int64_t ignore_index) {
+  return ops::fenchel_young_loss(x, target, map, parameter, ignore_index);
+}
+at::Tensor ridge(const at::Tensor& centers, const at::Tensor& widths, std::vector<std::int64_t> grid,
+                 double lam) {
+  return ops::ridge_matrix(centers, widths, grid, lam);
+}
+
+}  // namespace
+
+TORCH_LIBRARY(sparcon, m) {
+  m.def("softmax(Tensor x, int dim=-1) -> Tensor", &ops::softmax);
+  m.def("sparsemax(Tensor x, int dim=-1) -> Tensor", &ops::sparsemax);
+  m.def("entmax15(Tensor x, int dim=-1) -> Tensor", &ops::entmax15);
+  m.def("entmax(Tensor x, float alpha, int dim=-1) -> Tensor", &entmax_scalar);
+  m.def("entmax_tensor_alpha(Tensor x, Tensor alpha, int dim=-1) -> Tensor", &entmax_tensor);
+  m.def("normmax(Tensor x, float alpha, int dim=-1) -> Tensor", &ops::normmax);
+  m.def("budget(Tensor x, float budget, int dim=-1) -> Tensor", &ops::budget);
+  m.def("fenchel_young_loss(Tensor x, Tensor target, str map, float parameter=0, int ignore_index=-100) -> Tensor",
+        &loss);
+  m.def("continuous_expectation(Tensor mu, Tensor sigma, Tensor centers, Tensor widths, float alpha=1) -> Tensor",
+        &ops::continuous_expectation);
+  m.def("ridge_matrix(Tensor centers, Tensor widths, int[] grid, float lam) -> Tensor", &ridge);
+  m.def("continuous_attention(Tensor values, Tensor mu, Tensor sigma, Tensor centers, Tensor widths, "
+        "float lam, float alpha, Tensor? lengths=None) -> Tensor",
+        &ops::continuous_attention);
+  m.def("density_from_moments(Tensor p, float alpha, float ridge, Tensor? lengths=None) -> (Tensor, Tensor)",
+        &ops::density_from_moments);
+}
