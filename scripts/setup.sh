@@ -15,18 +15,26 @@ packages=(
   python3-pytest      # its tests
 )
 
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all packages present"
-  exit 0
+else
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${as_root[@]}" apt-get update -qq
+  "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-as_root=()
-[ "$(id -u)" -eq 0 ] || as_root=(sudo)
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" apt-get update -qq
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The Python package: Debian's interpreter finds python/ of this checkout through a .pth file,
+# so that `/usr/bin/python3 -c "import sparcon"` works from any directory once the build has
+# put libsparcon_torch.so into python/sparcon/ (cmake --build --preset release).
+repo=$(cd "$(dirname "$0")/.." && pwd)
+site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+echo "$repo/python" | "${as_root[@]}" tee "$site/sparcon.pth" >/dev/null
+echo "setup: /usr/bin/python3 imports sparcon from $repo/python"
