@@ -83,8 +83,10 @@ void backward(const Family<T>& family, std::span<const T> p, std::span<const T> 
 /// with s_i = p_i^(2-alpha), s^ = s / sum s, h_i = p_i log p_i, H = sum h (sums over the
 /// support). At alpha = 1 exactly it returns the limit, with l_i = log p_i:
 ///   d alpha = (1/2) sum_i g_i p_i (sum_j p_j l_j^2 - l_i^2).
-/// Near alpha = 1 the general formula cancels: expect a relative error of about
-/// eps / (alpha - 1)^2. Shapes: p, g (rows.count x rows.length), dalpha (rows.count).
+/// The direct form cancels near alpha = 1 (relative error about eps / (alpha - 1)^2), so for
+/// |alpha - 1| < 1/4 the same quantity is computed from an exact rearrangement in
+/// d = alpha - 1 whose terms stay bounded as d -> 0 (alpha_gradient.cc).
+/// Shapes: p, g (rows.count x rows.length), dalpha (rows.count).
 template <std::floating_point T>
 void entmax_alpha_backward(std::span<const T> p, std::span<const T> g, std::span<T> dalpha,
                            Rows rows, std::type_identity_t<PerRow<T>> alpha,

@@ -87,6 +87,20 @@ TEST(AlphaGradient, AtOneIsTheLimit) {
   }
 }
 
+/// Near alpha = 1 the direct form cancels like eps / (alpha - 1)^2; the library switches to an
+/// exact rearrangement for |alpha - 1| < 1/4. Both sides of 1 and of the switch, against the
+/// long-double reference derivative.
+TEST(AlphaGradient, NearOneKeepsFullPrecision) {
+  for (double offset : {-0.2, -1e-4, -1e-9, 1e-12, 1e-9, 1e-6, 1e-3, 0.1, 0.2499, 0.2501}) {
+    for (std::size_t n : {2, 10, 50}) {
+      const AlphaProblem problem = make_problem(std::vector<double>(4, 1 + offset), n, 700 + n);
+      std::vector<double> dalpha(problem.rows.count);
+      sparcon::entmax_alpha_backward<double>(problem.p, problem.g, std::span<double>(dalpha), problem.rows, 1 + offset);
+      expect_alpha_gradient(problem, dalpha);
+    }
+  }
+}
+
 TEST(AlphaGradient, PerRowAlpha) {
   const std::vector<double> alphas = {3.0, 0.5, 1.0, 1.25, 2.0, 1.5, 0.75};
   const AlphaProblem problem = make_problem(alphas, 20, 555);

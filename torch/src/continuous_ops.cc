@@ -49,19 +49,29 @@ GaussianBasis2D<T> basis_2d(const at::Tensor& centers, const at::Tensor& widths)
   return {values_of<T>(centers), values_of<T>(widths)};
 }
 
-// One RidgeCache per (basis, lambda), kept for the life of the process.
+// One RidgeCache per (basis, lambda). At most kMaxBases are kept; past that the oldest goes
+// (callers hold a shared_ptr for the duration of their call), so that a basis changed between
+// calls cannot grow memory without bound.
+constexpr std::size_t kMaxBases = 32;
+
 template <class Basis>
-RidgeCache<Basis>& cached_ridge(const Basis& basis, typename Basis::Scalar lambda) {
+std::shared_ptr<RidgeCache<Basis>> cached_ridge(const Basis& basis, typename Basis::Scalar lambda) {
   static std::mutex mutex;
-  static std::map<std::vector<double>, std::unique_ptr<RidgeCache<Basis>>> caches;
+  static std::map<std::vector<double>, std::shared_ptr<RidgeCache<Basis>>> caches;
+  static std::vector<std::vector<double>> order;  // keys, oldest first
   std::vector<double> key(basis.centers.begin(), basis.centers.end());
   key.insert(key.end(), basis.widths.begin(), basis.widths.end());
   key.push_back(static_cast<double>(lambda));
   const std::lock_guard lock(mutex);
   auto found = caches.find(key);
-  if (found == caches.end())
-    found = caches.emplace(key, core([&] { return std::make_unique<RidgeCache<Basis>>(basis, lambda); })).first;
-  return *found->second;
+  if (found != caches.end()) return found->second;
+  if (caches.size() >= kMaxBases) {
+    caches.erase(order.front());
+    order.erase(order.begin());
+  }
+  order.push_back(key);
+  return caches.emplace(key, core([&] { return std::make_shared<RidgeCache<Basis>>(basis, lambda); }))
+      .first->second;
 }
 
 // ---- densities ------------------------------------------------------------------------------
@@ -182,15 +192,15 @@ class Attention : public ::torch::autograd::Function<Attention> {
       using T = decltype(t);
       core([&] {
         if (two) {
-          auto& ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
+          const auto ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
           const ImageShape shape{d.batch, static_cast<std::size_t>(values.size(1)),
                                  static_cast<std::size_t>(values.size(2)), static_cast<std::size_t>(e)};
-          continuous_attention_2d<T>(static_cast<T>(alpha), ridge, const_span_of<T>(v), shape,
+          continuous_attention_2d<T>(static_cast<T>(alpha), *ridge, const_span_of<T>(v), shape,
                                      const_span_of<T>(d.mu), const_span_of<T>(d.sigma), span_of<T>(context), threads());
         } else {
-          auto& ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
+          const auto ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
           const SequenceShape shape{d.batch, static_cast<std::size_t>(values.size(1)), static_cast<std::size_t>(e)};
-          continuous_attention_1d<T>(static_cast<T>(alpha), ridge, const_span_of<T>(v), shape,
+          continuous_attention_1d<T>(static_cast<T>(alpha), *ridge, const_span_of<T>(v), shape,
                                      const_span_of<std::int64_t>(lengths), const_span_of<T>(d.mu),
                                      const_span_of<T>(d.sigma), span_of<T>(context), threads());
         }
@@ -220,15 +230,15 @@ class Attention : public ::torch::autograd::Function<Attention> {
       using T = decltype(t);
       core([&] {
         if (is_2d(centers)) {
-          auto& ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
+          const auto ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
           const ImageShape shape{batch, static_cast<std::size_t>(v.size(1)), static_cast<std::size_t>(v.size(2)), e};
-          continuous_attention_2d_backward<T>(static_cast<T>(alpha), ridge, const_span_of<T>(v), shape,
+          continuous_attention_2d_backward<T>(static_cast<T>(alpha), *ridge, const_span_of<T>(v), shape,
                                               const_span_of<T>(mu), const_span_of<T>(sigma), const_span_of<T>(dc),
                                               span_of<T>(dv), span_of<T>(dmu), span_of<T>(dsigma), threads());
         } else {
-          auto& ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
+          const auto ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
           const SequenceShape shape{batch, static_cast<std::size_t>(v.size(1)), e};
-          continuous_attention_1d_backward<T>(static_cast<T>(alpha), ridge, const_span_of<T>(v), shape,
+          continuous_attention_1d_backward<T>(static_cast<T>(alpha), *ridge, const_span_of<T>(v), shape,
                                               const_span_of<std::int64_t>(lengths), const_span_of<T>(mu),
                                               const_span_of<T>(sigma), const_span_of<T>(dc), span_of<T>(dv),
                                               span_of<T>(dmu), span_of<T>(dsigma), threads());

@@ -1,0 +1,126 @@
+"""sparcon: exact sparse (alpha-entmax) maps, their losses and continuous attention.
+
+The operators live in the compiled library ``libsparcon_torch.so`` (LibTorch, autograd included)
+and are registered as ``torch.ops.sparcon.*``; this package is a thin layer over them. It loads
+the library once, from the environment variable ``SPARCON_LIBRARY`` if set, else from
+``libsparcon_torch.so`` next to this file.
+
+The whole public API of the ``entmax`` package is here with the same names, signatures and
+defaults, so ``import sparcon as entmax`` works. Where ``entmax`` approximates (bisection,
+``n_iter``), sparcon computes the exact answer and ignores the accuracy knobs.
+
+Discrete maps (any ``dim``; x of any shape, P the same shape):
+    sparsemax, entmax15, sparsemax_bisect, entmax_bisect, normmax_bisect, budget_bisect
+    Sparsemax, Entmax15, SparsemaxBisect, EntmaxBisect, NormmaxBisect, BudgetBisect
+Fenchel-Young losses (X (n, d), target (n,) -> (n,)):
+    sparsemax_loss, entmax15_loss, sparsemax_bisect_loss, entmax_bisect_loss, normmax_bisect_loss
+    SparsemaxLoss, Entmax15Loss, SparsemaxBisectLoss, EntmaxBisectLoss, NormmaxBisectLoss
+Continuous attention (1D sequences, 2D images):
+    continuous_expectation, ridge_matrix, continuous_attention, density_from_moments,
+    default_basis_1d, default_basis_2d,
+    ContinuousAttention, ContinuousAttention1D, ContinuousAttention2D
+
+Differences from ``entmax`` (all on inputs where entmax is inexact, crashes or returns NaN):
+- exact thresholds: ``n_iter``, ``ensure_sum_one`` and the ``k`` hint are accepted and ignored;
+- ``entmax_bisect`` accepts any alpha > 0; alpha = 1 is computed as softmax (entmax's bisection
+  fails there) and the gradient with respect to a tensor alpha at exactly 1 is the limit;
+- entries equal to -inf get probability 0 and contribute 0 to losses (no 0 * inf NaN); a row
+  that is entirely -inf maps to all zeros;
+- a tensor ``alpha`` / ``budget`` for normmax_bisect / budget_bisect and a per-row alpha for the
+  losses are supported (no gradient to them, as in entmax);
+- the losses also accept a keyword-only ``ignore_index`` (rows with that target get loss 0),
+  and the modules mask any ``ignore_index`` (entmax masks only ignore_index >= 0);
+- bad arguments raise ValueError naming the argument instead of asserting or producing NaN.
+"""
+import os as _os
+
+import torch as _torch
+
+__version__ = "0.1.0"
+
+_BUILD_HINT = "cmake --preset release && cmake --build --preset release"
+
+
+def _library_path():
+    env = _os.environ.get("SPARCON_LIBRARY")
+    if env:
+        return env
+    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "libsparcon_torch.so")
+
+
+def _already_loaded():
+    try:
+        _torch.ops.sparcon.sparsemax  # noqa: B018 (attribute lookup resolves the operator)
+        return True
+    except (RuntimeError, AttributeError):
+        return False
+
+
+def _load_library():
+    if _already_loaded():
+        return
+    path = _library_path()
+    if not _os.path.isfile(path):
+        source = ("SPARCON_LIBRARY" if _os.environ.get("SPARCON_LIBRARY") else "the default location")
+        raise ImportError(
+            f"sparcon: the compiled library was not found at {path} ({source}). Build it with "
+            f"`{_BUILD_HINT}` (target sparcon_torch, which writes python/sparcon/libsparcon_torch.so), "
+            "or point the environment variable SPARCON_LIBRARY at an existing libsparcon_torch.so.")
+    try:
+        _torch.ops.load_library(path)
+    except OSError as exc:
+        raise ImportError(
+            f"sparcon: could not load {path}: {exc}. It must be built against the installed torch "
+            f"({_torch.__version__}); rebuild with `{_BUILD_HINT}`.") from exc
+
+
+_load_library()
+
+from sparcon.activations import Entmax15, Sparsemax, entmax15, sparsemax  # noqa: E402
+from sparcon.root_finding import (  # noqa: E402
+    BudgetBisect,
+    EntmaxBisect,
+    NormmaxBisect,
+    SparsemaxBisect,
+    budget_bisect,
+    entmax_bisect,
+    normmax_bisect,
+    sparsemax_bisect,
+)
+from sparcon.losses import (  # noqa: E402
+    Entmax15Loss,
+    EntmaxBisectLoss,
+    NormmaxBisectLoss,
+    SparsemaxBisectLoss,
+    SparsemaxLoss,
+    entmax15_loss,
+    entmax_bisect_loss,
+    normmax_bisect_loss,
+    sparsemax_bisect_loss,
+    sparsemax_loss,
+)
+from sparcon.continuous import (  # noqa: E402
+    continuous_attention,
+    continuous_expectation,
+    default_basis_1d,
+    default_basis_2d,
+    density_from_moments,
+    ridge_matrix,
+)
+from sparcon.attention import (  # noqa: E402
+    ContinuousAttention,
+    ContinuousAttention1D,
+    ContinuousAttention2D,
+)
+
+__all__ = [
+    "sparsemax", "entmax15", "Sparsemax", "Entmax15",
+    "sparsemax_bisect", "entmax_bisect", "normmax_bisect", "budget_bisect",
+    "SparsemaxBisect", "EntmaxBisect", "NormmaxBisect", "BudgetBisect",
+    "sparsemax_loss", "entmax15_loss", "sparsemax_bisect_loss", "entmax_bisect_loss",
+    "normmax_bisect_loss",
+    "SparsemaxLoss", "Entmax15Loss", "SparsemaxBisectLoss", "EntmaxBisectLoss", "NormmaxBisectLoss",
+    "continuous_expectation", "ridge_matrix", "continuous_attention", "density_from_moments",
+    "default_basis_1d", "default_basis_2d",
+    "ContinuousAttention", "ContinuousAttention1D", "ContinuousAttention2D",
+]

@@ -1,0 +1,266 @@
+"""Discrete maps: gradients, equality with the ops, independent references, dtypes, errors."""
+import pytest
+import torch
+from torch.autograd import gradcheck
+
+import sparcon
+from references import budget_ref, entmax15_ref, entmax_bisect_ref, normmax_ref, sparsemax_ref
+
+ops = torch.ops.sparcon
+
+
+def rand(*shape, dtype=torch.float64, seed=0, scale=2.0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(*shape, generator=g, dtype=torch.float64) * scale).to(dtype)
+
+
+# ---- gradients ----------------------------------------------------------------------------------
+
+GRAD_MAPS = {
+    "sparsemax": lambda x, dim: sparcon.sparsemax(x, dim=dim),
+    "entmax15": lambda x, dim: sparcon.entmax15(x, dim=dim),
+    "sparsemax_bisect": lambda x, dim: sparcon.sparsemax_bisect(x, dim=dim),
+    "entmax_bisect_1.3": lambda x, dim: sparcon.entmax_bisect(x, alpha=1.3, dim=dim),
+    "entmax_bisect_2.5": lambda x, dim: sparcon.entmax_bisect(x, alpha=2.5, dim=dim),
+    "entmax_bisect_1": lambda x, dim: sparcon.entmax_bisect(x, alpha=1.0, dim=dim),
+    "entmax_bisect_0.7": lambda x, dim: sparcon.entmax_bisect(x, alpha=0.7, dim=dim),
+    "normmax_bisect_2": lambda x, dim: sparcon.normmax_bisect(x, alpha=2, dim=dim),
+    "normmax_bisect_3": lambda x, dim: sparcon.normmax_bisect(x, alpha=3.0, dim=dim),
+    "budget_bisect": lambda x, dim: sparcon.budget_bisect(x, budget=2, dim=dim),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_MAPS))
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+def test_gradcheck_x(name, dim):
+    x = rand(3, 4, 6, seed=1).requires_grad_()
+    assert gradcheck(lambda t: GRAD_MAPS[name](t, dim), (x,), eps=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dim", [-1, 1])
+def test_gradcheck_tensor_alpha(dim):
+    x = rand(3, 4, 6, seed=2).requires_grad_()
+    shape = [3, 4, 6]
+    shape[dim] = 1
+    g = torch.Generator().manual_seed(3)
+    alpha = (1.2 + 1.3 * torch.rand(*shape, generator=g, dtype=torch.float64)).requires_grad_()
+    assert gradcheck(lambda t, a: sparcon.entmax_bisect(t, alpha=a, dim=dim), (x, alpha), eps=1e-6, atol=1e-7)
+
+
+def test_gradcheck_scalar_tensor_alpha():
+    x = rand(4, 5, seed=4).requires_grad_()
+    alpha = torch.tensor(1.7, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda t, a: sparcon.entmax_bisect(t, a), (x, alpha), eps=1e-6, atol=1e-7)
+
+
+def test_module_alpha_parameter_learns():
+    alpha = torch.nn.Parameter(torch.full((4, 1), 1.5, dtype=torch.float64))
+    out = sparcon.EntmaxBisect(alpha=alpha)(rand(4, 6, seed=5))
+    out[:, 0].sum().backward()
+    assert alpha.grad is not None and alpha.grad.shape == (4, 1) and torch.isfinite(alpha.grad).all()
+
+
+# ---- equality with the ops ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_equal_to_ops_bitwise(dtype, dim):
+    x = rand(5, 7, dtype=dtype, seed=6)
+    a = 1.2 + torch.rand(5, 1, dtype=dtype) if dim == -1 else 1.2 + torch.rand(1, 7, dtype=dtype)
+    pairs = [
+        (sparcon.sparsemax(x, dim), ops.sparsemax(x, dim)),
+        (sparcon.Sparsemax(dim)(x), ops.sparsemax(x, dim)),
+        (sparcon.sparsemax(x, dim, k=3), ops.sparsemax(x, dim)),
+        (sparcon.entmax15(x, dim), ops.entmax15(x, dim)),
+        (sparcon.Entmax15(dim)(x), ops.entmax15(x, dim)),
+        (sparcon.entmax15(x, dim, k=2), ops.entmax15(x, dim)),
+        (sparcon.sparsemax_bisect(x, dim), ops.sparsemax(x, dim)),
+        (sparcon.SparsemaxBisect(dim)(x), ops.sparsemax(x, dim)),
+        (sparcon.entmax_bisect(x, 1.7, dim), ops.entmax(x, 1.7, dim)),
+        (sparcon.entmax_bisect(x, 1.7, dim, n_iter=3, ensure_sum_one=False), ops.entmax(x, 1.7, dim)),
+        (sparcon.EntmaxBisect(1.7, dim)(x), ops.entmax(x, 1.7, dim)),
+        (sparcon.entmax_bisect(x, a, dim), ops.entmax_tensor_alpha(x, a, dim)),
+        (sparcon.normmax_bisect(x, 2.5, dim), ops.normmax(x, 2.5, dim)),
+        (sparcon.NormmaxBisect(2.5, dim)(x), ops.normmax(x, 2.5, dim)),
+        (sparcon.budget_bisect(x, 3, dim), ops.budget(x, 3.0, dim)),
+        (sparcon.BudgetBisect(3, dim)(x), ops.budget(x, 3.0, dim)),
+    ]
+    for got, want in pairs:
+        assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+# ---- independent references ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+def test_sparsemax_entmax15_match_sort_references(dim):
+    x = rand(6, 5, 9, seed=7)
+    torch.testing.assert_close(sparcon.sparsemax(x, dim), sparsemax_ref(x, dim), rtol=0, atol=1e-12)
+    torch.testing.assert_close(sparcon.entmax15(x, dim), entmax15_ref(x, dim), rtol=0, atol=1e-12)
+    torch.testing.assert_close(sparcon.entmax_bisect(x, 2.0, dim), sparsemax_ref(x, dim), rtol=0, atol=1e-12)
+    torch.testing.assert_close(sparcon.entmax_bisect(x, 1.5, dim), entmax15_ref(x, dim), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [1.1, 1.25, 1.5, 1.75, 2.0])
+def test_entmax_bisect_matches_bisection_reference(alpha):
+    x = rand(8, 11, seed=8)
+    torch.testing.assert_close(sparcon.entmax_bisect(x, alpha), entmax_bisect_ref(x, alpha), rtol=0, atol=1e-12)
+
+
+def test_entmax_bisect_large_alpha_reference():
+    # For alpha > 2, p = u^(1/(alpha-1)) is steep at the support edge: the reference's own tau is
+    # only good to ~1e-16, so compare to 1e-7.
+    x = rand(8, 11, seed=9)
+    torch.testing.assert_close(sparcon.entmax_bisect(x, 3.0), entmax_bisect_ref(x, 3.0), rtol=0, atol=1e-7)
+
+
+def test_entmax_bisect_tensor_alpha_reference():
+    x = rand(4, 6, 10, seed=10)
+    alpha = 1.1 + 0.9 * torch.rand(4, 1, 10, dtype=torch.float64)
+    torch.testing.assert_close(sparcon.entmax_bisect(x, alpha, dim=1), entmax_bisect_ref(x, alpha, dim=1),
+                               rtol=0, atol=1e-12)
+
+
+def test_entmax_bisect_alpha_one_is_softmax():
+    x = rand(5, 8, seed=11)
+    torch.testing.assert_close(sparcon.entmax_bisect(x, 1.0), torch.softmax(x, -1), rtol=0, atol=1e-14)
+
+
+def test_entmax_bisect_shift_invariant_large_offsets():
+    x = rand(4, 9, seed=12)
+    torch.testing.assert_close(sparcon.entmax_bisect(x + 1e6, 1.3), entmax_bisect_ref(x, 1.3), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0, 3.0])
+def test_normmax_reference(alpha):
+    x = rand(7, 9, seed=13)
+    torch.testing.assert_close(sparcon.normmax_bisect(x, alpha), normmax_ref(x, alpha), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("budget", [1, 2.5, 5])
+def test_budget_reference(budget):
+    x = rand(7, 9, seed=14, scale=0.7)
+    p = sparcon.budget_bisect(x, budget)
+    torch.testing.assert_close(p, budget_ref(x, budget), rtol=0, atol=1e-12)
+    torch.testing.assert_close(p.sum(-1), torch.full((7,), float(budget), dtype=torch.float64))
+
+
+def test_per_row_tensor_budget_and_normmax_alpha():
+    x = rand(4, 8, seed=15, scale=0.7)
+    b = torch.tensor([[1.0], [2.0], [2.0], [3.5]], dtype=torch.float64)
+    p = sparcon.budget_bisect(x, b)
+    for i in range(4):
+        torch.testing.assert_close(p[i], budget_ref(x[i:i + 1], float(b[i]))[0], rtol=0, atol=1e-12)
+    a = torch.tensor([[1.5], [2.0], [3.0], [1.5]], dtype=torch.float64)
+    q = sparcon.normmax_bisect(x, a)
+    for i in range(4):
+        torch.testing.assert_close(q[i], normmax_ref(x[i:i + 1], float(a[i]))[0], rtol=0, atol=1e-12)
+    # a one-element tensor is the same as the float
+    assert torch.equal(sparcon.budget_bisect(x, torch.tensor(2.0)), sparcon.budget_bisect(x, 2.0))
+
+
+def test_return_support_size():
+    x = rand(3, 4, 7, seed=16)
+    for fn in (sparcon.sparsemax, sparcon.entmax15):
+        for dim in (-1, 1):
+            P, s = fn(x, dim=dim, return_support_size=True)
+            assert torch.equal(P, fn(x, dim=dim))
+            assert s.dtype == torch.int64
+            expect_shape = list(x.shape)
+            expect_shape[dim] = 1
+            assert list(s.shape) == expect_shape
+            assert torch.equal(s, (P > 0).sum(dim, keepdim=True))
+    P, s = sparcon.Sparsemax(dim=0, return_support_size=True)(x)
+    assert s.shape == (1, 4, 7)
+
+
+# ---- dtypes -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [
+    lambda x: sparcon.sparsemax(x), lambda x: sparcon.entmax15(x), lambda x: sparcon.entmax_bisect(x, 1.3),
+    lambda x: sparcon.entmax_bisect(x, torch.full((16, 1), 1.8)), lambda x: sparcon.normmax_bisect(x, 2.0),
+    lambda x: sparcon.budget_bisect(x, 2), lambda x: sparcon.entmax_bisect(x, 1.0),
+])
+def test_bfloat16_close_to_float(fn):
+    xb = rand(16, 33, seed=17).to(torch.bfloat16)
+    out = fn(xb)
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float(), fn(xb.float()), rtol=0, atol=1e-2)
+
+
+def test_float32_close_to_double():
+    x = rand(16, 33, seed=18)
+    for fn in (sparcon.sparsemax, sparcon.entmax15, lambda t: sparcon.entmax_bisect(t, 1.3)):
+        torch.testing.assert_close(fn(x.float()).double(), fn(x), rtol=0, atol=1e-6)
+
+
+def test_no_in_place_and_noncontiguous():
+    x = rand(6, 10, seed=19)
+    xt = x.t()  # non-contiguous, normalise along dim 0 of the transpose
+    before = x.clone()
+    p = sparcon.entmax15(xt, dim=0)
+    assert torch.equal(x, before)
+    torch.testing.assert_close(p, entmax15_ref(x, -1).t(), rtol=0, atol=1e-12)
+
+
+# ---- errors -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, word", [
+    (lambda x: sparcon.entmax_bisect(x, alpha=-1), "alpha"),
+    (lambda x: sparcon.entmax_bisect(x, alpha=torch.tensor([[-1.0]] * 3)), "alpha"),
+    (lambda x: sparcon.entmax_bisect(x, alpha=torch.ones(5, 1) * 1.5), "alpha"),
+    (lambda x: sparcon.EntmaxBisect(alpha=0.0)(x), "alpha"),
+    (lambda x: sparcon.sparsemax(x, dim=2), "dim"),
+    (lambda x: sparcon.entmax15(x, dim=-3), "dim"),
+    (lambda x: sparcon.entmax_bisect(x, 1.5, dim=5), "dim"),
+    (lambda x: sparcon.normmax_bisect(x, alpha=1.0), "alpha"),
+    (lambda x: sparcon.normmax_bisect(x, alpha=torch.tensor([[2.0], [0.5], [2.0]])), "alpha"),
+    (lambda x: sparcon.budget_bisect(x, budget=0), "budget"),
+    (lambda x: sparcon.budget_bisect(x, budget=9), "budget"),
+    (lambda x: sparcon.budget_bisect(x, budget=torch.ones(4, 1)), "budget"),
+])
+def test_errors_name_the_argument(call, word):
+    x = rand(3, 5, seed=20)
+    with pytest.raises(ValueError, match=word):
+        call(x)
+
+
+@pytest.mark.parametrize("offset", [-0.1, -1e-6, 1e-12, 1e-9, 1e-6, 1e-3, 0.1, 0.249, 0.251, 0.5])
+def test_alpha_gradient_near_one(offset):
+    """d/dalpha <w, entmax_alpha(x)> against central differences of the forward (double), on
+    both sides of the switch between the near-1 expansion and the direct form (|alpha-1| = 1/4),
+    and float32 against double."""
+    g = torch.Generator().manual_seed(21)
+    x = torch.randn(3, 7, generator=g, dtype=torch.float64)
+    w = torch.randn(3, 7, generator=g, dtype=torch.float64)
+    alpha = torch.full((3, 1), 1 + offset, dtype=torch.float64, requires_grad=True)
+    (got,) = torch.autograd.grad((sparcon.entmax_bisect(x, alpha) * w).sum(), alpha)
+    h = 1e-5
+    with torch.no_grad():
+        up = (sparcon.entmax_bisect(x, alpha + h) * w).sum(-1, keepdim=True)
+        down = (sparcon.entmax_bisect(x, alpha - h) * w).sum(-1, keepdim=True)
+    torch.testing.assert_close(got, (up - down) / (2 * h), rtol=1e-6, atol=1e-8)
+    alpha32 = alpha.detach().float().requires_grad_()
+    (got32,) = torch.autograd.grad((sparcon.entmax_bisect(x.float(), alpha32) * w.float()).sum(), alpha32)
+    torch.testing.assert_close(got32.double(), got, rtol=1e-4, atol=1e-5)
+
+
+def test_minus_infinity_entries_are_masked():
+    x = rand(3, 6, seed=22)
+    keep = torch.tensor([True, False, True, True, False, True])
+    xm = x.masked_fill(~keep, float("-inf")).requires_grad_()
+    y = torch.tensor([0, 2, 5])
+    for fn in (sparcon.sparsemax, sparcon.entmax15, lambda t: sparcon.entmax_bisect(t, 1.3),
+               lambda t: sparcon.entmax_bisect(t, 1.0), lambda t: sparcon.normmax_bisect(t, 2.0)):
+        p = fn(xm)
+        assert torch.equal(p[:, ~keep], torch.zeros(3, 2, dtype=torch.float64))
+        torch.testing.assert_close(p[:, keep], fn(x[:, keep]), rtol=0, atol=1e-14)
+        (g,) = torch.autograd.grad((p * rand(3, 6, seed=23)).sum(), xm)
+        assert torch.isfinite(g).all()
+    for loss_fn in (sparcon.sparsemax_loss, sparcon.entmax15_loss, sparcon.entmax_bisect_loss,
+                    sparcon.normmax_bisect_loss):
+        loss = loss_fn(xm, y)
+        torch.testing.assert_close(loss, loss_fn(x[:, keep], torch.tensor([0, 1, 3])), rtol=0, atol=1e-14)
+        (g,) = torch.autograd.grad(loss.sum(), xm)
+        assert torch.isfinite(g).all()
+    # A row with no finite entry maps to zeros (documented).
+    assert torch.equal(sparcon.sparsemax(torch.full((1, 4), float("-inf"))), torch.zeros(1, 4))
