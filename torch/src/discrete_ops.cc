@@ -46,7 +46,8 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
   static at::Tensor forward(::torch::autograd::AutogradContext* ctx, const at::Tensor& x,
                             const at::Tensor& alpha, std::int64_t map, double parameter,
                             std::int64_t dim) {
-    const char* fn = "discrete map";
+    static constexpr const char* kNames[] = {"softmax", "sparsemax", "entmax15", "entmax", "normmax", "budget"};
+    const char* fn = kNames[map];
     RowView view = to_rows(x, dim, fn);
     // alpha is an empty tensor when the parameter is a shared number (torch 1.13's
     // autograd::Function cannot take undefined tensors).
@@ -57,7 +58,7 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
       using T = decltype(t);
       const auto fam = family_of<T>(static_cast<Map>(map), parameter,
                                     tensor_alpha ? const_span_of<T>(per_row) : std::span<const T>());
-      core([&] { sparcon::forward(fam, const_span_of<T>(view.rows), span_of<T>(p), view.shape, threads()); });
+      core([&] { sparcon::forward(fam, const_span_of<T>(view.rows), span_of<T>(p), view.shape, threads()); }, fn);
     });
     ctx->save_for_backward({p, per_row});
     ctx->saved_data["map"] = map;

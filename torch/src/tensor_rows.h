@@ -75,12 +75,14 @@ inline sparcon::Threads threads() {
   return {static_cast<unsigned>(std::max(1, at::get_num_threads()))};
 }
 
-/// Runs a core call, turning its std::invalid_argument into c10::ValueError.
+/// Runs a core call, turning its std::invalid_argument into c10::ValueError (prefixed with the
+/// name of the op, when given, since the core names its own function).
 template <class F>
-decltype(auto) core(F&& f) {
+decltype(auto) core(F&& f, const char* op = nullptr) {
   try {
     return f();
   } catch (const std::invalid_argument& e) {
+    if (op != nullptr) TORCH_CHECK_VALUE(false, "sparcon.", op, ": ", e.what());
     TORCH_CHECK_VALUE(false, e.what());
   }
 }

@@ -41,6 +41,8 @@ at::Tensor fenchel_young_loss(const at::Tensor& x, const at::Tensor& target, con
 
 /// r = E_p[psi_j] (continuous.h): 1D mu (B), sigma (B) variance scales, centers (N), widths (N);
 /// 2D mu (B, 2), sigma (B, 2, 2), centers (N, 2), widths (N, 2, 2). Returns (B, N).
+/// In 2D every op uses sym(sigma) = (sigma + sigma^T)/2 (so an unconstrained parametrisation or
+/// gradcheck may perturb one off-diagonal entry); it must be positive definite.
 at::Tensor continuous_expectation(const at::Tensor& mu, const at::Tensor& sigma,
                                   const at::Tensor& centers, const at::Tensor& widths, double alpha);
 
