@@ -13,6 +13,8 @@ packages=(
   libtorch-dev        # LibTorch: the ops and modules of torch/ (layer 2)
   python3-torch       # the Python package (python/sparcon) runs on Debian's torch
   python3-pytest      # its tests
+  nlohmann-json3-dev  # JSON: the corpus files of the text-classification example
+  libcli11-dev        # command lines of the examples
 )
 
 as_root=()
