@@ -1,0 +1,132 @@
+// text_classification: the paper's text-classification experiment on the SpamAssassin corpus
+// (README "The main job"). Subcommands:
+//   quick     the main job: every kind of attention on a subset, a few epochs (< 10 minutes)
+//   full      the full protocol: 15 variants x 3 seeds on the whole training split
+//   train     one variant and seed (--resume continues an interrupted run)
+//   predict   label and attended interval of a text file, from a trained run
+#include <CLI/CLI.hpp>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "experiment.h"
+
+namespace {
+
+std::string command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) out += (i ? " " : "") + std::string(argv[i]);
+  return out;
+}
+
+spam::Dataset load(const std::string& cache, const spam::DataOptions& options) {
+  std::fprintf(stderr, "loading the corpus from %s\n", cache.c_str());
+  spam::Dataset data = spam::prepare_data(spam::load_corpus(spam::corpus_directory(cache)), options);
+  std::fprintf(stderr, "%zu messages: train %zu, dev %zu, test %zu; vocabulary %zu\n", data.messages.size(),
+               data.split.train.size(), data.split.dev.size(), data.split.test.size(), data.vocabulary.size());
+  return data;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"The text-classification experiment of sparcon (SpamAssassin corpus, spam or ham)"};
+  app.require_subcommand(1);
+  std::string cache = ".cache/spam-assassin", out;
+  int threads = 0;
+  app.add_option("--cache", cache, "corpus cache filled by scripts/fetch_data.sh")->capture_default_str();
+  app.add_option("--threads", threads, "torch threads (0: torch's default)");
+
+  spam::DataOptions data_options;
+  spam::TrainOptions train_options;
+  spam::ExperimentOptions experiment;
+
+  auto* quick = app.add_subcommand("quick", "the main job: 7 variants, 1500 training documents of <= 160 tokens, 3 epochs, 1 seed");
+  std::string quick_out = "runs/quick", full_out = "runs/full";
+  quick->add_option("--out", quick_out, "output directory")->capture_default_str();
+  auto* full = app.add_subcommand("full", "the full protocol: 15 variants x 3 seeds, all training documents");
+  full->add_option("--out", full_out, "output directory")->capture_default_str();
+  auto* train = app.add_subcommand("train", "train one variant and seed");
+  train->add_option("--variant", train_options.variant, "softmax, sparsemax, entmax15, {cont,disc}-{softmax,sparsemax}-N")
+      ->required();
+  train->add_option("--seed", train_options.seed)->capture_default_str();
+  train->add_option("--epochs", train_options.epochs)->capture_default_str();
+  train->add_option("--subset", data_options.train_subset, "training documents used (0: all)")->capture_default_str();
+  train->add_option("--max-length", data_options.max_length, "tokens kept per document")->capture_default_str();
+  train->add_option("--hidden", train_options.hidden, "LSTM units per direction")->capture_default_str();
+  train->add_option("--embedding", train_options.embedding, "embedding size")->capture_default_str();
+  train->add_option("--out", out, "run directory")->required();
+  train->add_flag("--resume", train_options.resume, "continue the run in --out where it stopped");
+  std::string run, text_file;
+  auto* predict = app.add_subcommand("predict", "classify a text file with a trained run");
+  predict->add_option("--run", run, "run directory written by train")->required();
+  predict->add_option("file", text_file, "text file (an e-mail; its headers are removed)")->required()->check(CLI::ExistingFile);
+  CLI11_PARSE(app, argc, argv);
+  if (threads > 0) torch::set_num_threads(threads);
+
+  try {
+    if (*predict) {
+      spam::LoadedModel loaded = spam::load_best(run);
+      std::ifstream in(text_file, std::ios::binary);
+      std::stringstream content;
+      content << in.rdbuf();
+      std::string text = content.str();
+      if (text.find(": ") != std::string::npos && text.find(": ") < text.find('\n')) text = spam::strip_headers(text);
+      const spam::Prediction p = spam::predict(loaded, text);
+      std::printf("%s (spam probability %.3f)\n", p.label ? "spam" : "ham", p.spam_probability);
+      std::printf("attended tokens %zu..%zu of %zu:", p.begin, p.end, p.tokens.size());
+      for (std::size_t i = p.begin; i <= p.end && i < p.tokens.size() && i < p.begin + 40; ++i)
+        std::printf(" %s", p.tokens[i].c_str());
+      std::printf("%s\n", p.end >= p.begin + 40 ? " ..." : "");
+      return 0;
+    }
+    experiment.command = command_line(argc, argv);
+    if (*quick) out = quick_out;
+    if (*full) out = full_out;
+    experiment.out = out;
+    if (*train) {
+      train_options.out = out;
+      train_options.max_length = data_options.max_length;
+      const spam::Dataset data = load(cache, data_options);
+      const spam::TrainResult r = spam::train(data, train_options);
+      std::printf("%s seed %llu: dev %.2f%%, test %.2f%% (best epoch %zu), sparsity %.1f%%\n", r.variant.c_str(),
+                  static_cast<unsigned long long>(r.seed), 100 * r.dev_accuracy, 100 * r.test_accuracy,
+                  r.best_epoch, 100 * r.sparsity);
+      return 0;
+    }
+    if (*quick) {
+      data_options.train_subset = 1500;
+      data_options.max_length = 160;
+      experiment.train.epochs = 3;
+      experiment.train.hidden = 32;
+      experiment.train.embedding = 32;
+      experiment.variants = {"softmax", "sparsemax", "entmax15", "cont-softmax-32", "cont-sparsemax-32",
+                             "disc-softmax-32", "disc-sparsemax-32"};
+    } else {
+      // Scaled for a 2-core CPU (about an hour): the whole training split, documents cut at
+      // 160 tokens, a 32-unit BiLSTM, at most 4 epochs with early stopping.
+      data_options.max_length = 160;
+      experiment.train.epochs = 4;
+      experiment.train.hidden = 32;
+      experiment.train.embedding = 32;
+      experiment.seeds = {1, 2, 3};
+      experiment.variants = {"softmax", "sparsemax", "entmax15"};
+      for (const char* kind : {"cont", "disc"})
+        for (const char* family : {"softmax", "sparsemax"})
+          for (const char* n : {"32", "64", "128"})
+            experiment.variants.push_back(std::string(kind) + "-" + family + "-" + n);
+    }
+    experiment.train.max_length = data_options.max_length;
+    const spam::Dataset data = load(cache, data_options);
+    const auto results = spam::run_experiment(data, experiment);
+    std::printf("\n%s\nresults: %s/results.md and results.json\nreport:  %s/report.html\n",
+                spam::results_table_markdown(results).c_str(), out.c_str(), out.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "text_classification: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
