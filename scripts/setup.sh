@@ -33,6 +33,14 @@ else
   "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# npm fetches the corpus of the text-classification example; Node.js and npm usually come with
+# the machine, Debian's npm otherwise.
+if ! command -v npm >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  "${as_root[@]}" apt-get update -qq
+  "${as_root[@]}" apt-get install -y -qq --no-install-recommends npm
+fi
+
 # The Python package: Debian's interpreter finds python/ of this checkout through a .pth file,
 # so that `/usr/bin/python3 -c "import sparcon"` works from any directory once the build has
 # put libsparcon_torch.so into python/sparcon/ (cmake --build --preset release).
@@ -40,3 +48,6 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
 echo "$repo/python" | "${as_root[@]}" tee "$site/sparcon.pth" >/dev/null
 echo "setup: /usr/bin/python3 imports sparcon from $repo/python"
+
+# The SpamAssassin corpus of the main job (a git-ignored cache, checksummed).
+bash "$repo/scripts/fetch_data.sh"

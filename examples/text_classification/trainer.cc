@@ -188,11 +188,12 @@ TrainResult train(const Dataset& data, const TrainOptions& options) {
     for (const auto& token : data.vocabulary.tokens()) vocabulary << token << '\n';
     write_atomically(options.out / "vocabulary.txt", vocabulary.str());
   }
-  std::vector<std::size_t> order = data.split.train;
   for (std::size_t epoch = start_epoch; epoch <= options.epochs; ++epoch) {
     if (result.best_epoch > 0 && epoch > result.best_epoch + options.patience) break;  // early stop
     const auto t0 = Clock::now();
-    std::mt19937_64 rng(options.seed * 1000003 + epoch);  // the same order after a resume
+    // The order of an epoch depends on (seed, epoch) only, so that a resumed run is the same.
+    std::vector<std::size_t> order = data.split.train;
+    std::mt19937_64 rng(options.seed * 1000003 + epoch);
     std::shuffle(order.begin(), order.end(), rng);
     const std::size_t batches = (order.size() + options.batch_size - 1) / options.batch_size;
     Progress progress(options.progress, options.variant + " epoch " + std::to_string(epoch), batches);
