@@ -58,6 +58,10 @@ int main(int argc, char** argv) {
   train->add_option("--max-length", data_options.max_length, "tokens kept per document")->capture_default_str();
   train->add_option("--hidden", train_options.hidden, "LSTM units per direction")->capture_default_str();
   train->add_option("--embedding", train_options.embedding, "embedding size")->capture_default_str();
+  train->add_option("--initial-scale", train_options.initial_scale,
+                    "cont-* variants: the head's starting sigma^2 (alpha = 2: support half-width (1.5 s)^(1/3))")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   train->add_option("--out", out, "run directory")->required();
   train->add_flag("--resume", train_options.resume, "continue the run in --out where it stopped");
   std::string run, text_file;

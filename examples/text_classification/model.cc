@@ -46,7 +46,8 @@ ClassifierImpl::ClassifierImpl(ClassifierOptions options_) : options(std::move(o
         sparcon::torch::ContinuousAttentionOptions(features, 1)
             .alpha(options.variant.alpha())
             .basis_size(options.variant.basis)
-            .mode(options.variant.mode)));
+            .mode(options.variant.mode)
+            .initial_scale(options.initial_scale)));
   } else {
     scores = register_module("scores", torch::nn::Linear(features, 1));
   }

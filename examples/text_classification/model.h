@@ -36,6 +36,7 @@ struct ClassifierOptions {
   std::int64_t embedding = 64;
   std::int64_t hidden = 64;  ///< per direction; the BiLSTM states have 2 * hidden features
   Variant variant;
+  double initial_scale = 0.05;  ///< continuous "cont": the head's starting sigma^2
 };
 
 /// What the attention layer looked at, for the report and the sparsity numbers.

@@ -129,7 +129,8 @@ void save_atomically(const Saveable& object, const fs::path& path) {
 nlohmann::json to_json(const TrainOptions& o) {
   return {{"variant", o.variant}, {"seed", o.seed}, {"epochs", o.epochs}, {"patience", o.patience},
           {"batch_size", o.batch_size}, {"embedding", o.embedding}, {"hidden", o.hidden},
-          {"learning_rate", o.learning_rate}, {"weight_decay", o.weight_decay}};
+          {"learning_rate", o.learning_rate}, {"weight_decay", o.weight_decay},
+          {"initial_scale", o.initial_scale}};
 }
 
 }  // namespace
@@ -158,7 +159,7 @@ TrainResult train(const Dataset& data, const TrainOptions& options) {
   fs::create_directories(options.out);
   torch::manual_seed(options.seed);
   ClassifierOptions model_options{static_cast<std::int64_t>(data.vocabulary.size()), options.embedding,
-                                  options.hidden, parse_variant(options.variant)};
+                                  options.hidden, parse_variant(options.variant), options.initial_scale};
   Classifier model(model_options);
   torch::optim::AdamW optimiser(model->parameters(),
                                 torch::optim::AdamWOptions(options.learning_rate).weight_decay(options.weight_decay));

@@ -39,6 +39,7 @@ struct TrainOptions {
   std::size_t epochs = 5, patience = 2, batch_size = 32;
   std::int64_t embedding = 64, hidden = 64;
   double learning_rate = 2e-3, weight_decay = 1e-2;
+  double initial_scale = 0.05;      ///< continuous "cont" variants: the starting sigma^2
   std::filesystem::path out;        ///< run directory: checkpoints and state
   bool resume = false;              ///< continue the run saved in `out` where it stopped
   bool progress = true;             ///< a progress bar on stderr

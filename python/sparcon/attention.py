@@ -14,6 +14,8 @@ mu and Sigma come from
 
 Mirrors ``sparcon::torch::ContinuousAttention`` (C++), with the same defaults.
 """
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -46,6 +48,9 @@ class ContinuousAttention(nn.Module):
     mode : "cont" or "disc+cont".
     min_scale : floor of sigma^2 (1D) / added to the diagonal of Sigma (2D) in "cont".
     moment_ridge : ridge added to the discrete (co)variance in "disc+cont".
+    initial_scale : float > 0, "cont": the head starts at mu = 1/2 and sigma^2 = initial_scale
+        (2D: Sigma = initial_scale * I); for alpha = 2 in 1D the support then starts
+        (3 * initial_scale / 2)^(1/3) either side of mu. As the C++ module.
 
     forward(values, lengths=None): values (B, L, E) with optional int64 lengths (B,) in 1D,
     (B, H, W, E) in 2D -> context (B, E). ``last_density`` holds the detached (mu, Sigma) of the
@@ -53,7 +58,8 @@ class ContinuousAttention(nn.Module):
     """
 
     def __init__(self, features, dims=1, alpha=1.0, basis_size=64, sds=(0.1, 0.5), grid_side=10,
-                 variance=0.001, basis=None, lam=0.01, mode="cont", min_scale=1e-6, moment_ridge=1e-4):
+                 variance=0.001, basis=None, lam=0.01, mode="cont", min_scale=1e-6, moment_ridge=1e-4,
+                 initial_scale=0.05):
         super().__init__()
         fn = "sparcon.ContinuousAttention"
         if dims not in (1, 2):
@@ -66,6 +72,8 @@ class ContinuousAttention(nn.Module):
             raise ValueError(f"{fn}: mode = {mode!r} must be 'cont' or 'disc+cont'")
         if not lam > 0:
             raise ValueError(f"{fn}: lam = {lam} must be > 0")
+        if not (isinstance(initial_scale, (int, float)) and 0 < initial_scale < math.inf):
+            raise ValueError(f"{fn}: initial_scale = {initial_scale} must be finite and > 0")
         self.features, self.dims, self.alpha, self.lam, self.mode = features, dims, float(alpha), float(lam), mode
         self.min_scale, self.moment_ridge = float(min_scale), float(moment_ridge)
         if basis is not None:
@@ -83,6 +91,12 @@ class ContinuousAttention(nn.Module):
         self.register_buffer("widths", widths)
         if mode == "cont":
             self.head = nn.Linear(features, 2 if dims == 1 else 5)
+            # Start at a density of moderate width (one as wide as the domain gives weak,
+            # drifting gradients): softplus^-1(v) = v + log(1 - e^-v) on the scale outputs.
+            start = initial_scale if dims == 1 else math.sqrt(initial_scale)  # 2D: L = sqrt(s) I
+            with torch.no_grad():
+                self.head.bias.zero_()
+                self.head.bias[1 if dims == 1 else [2, 4]] = start + math.log(-math.expm1(-start))
         else:
             self.scores = nn.Linear(features, 1)
         self.last_density = None

@@ -84,6 +84,20 @@ def test_cont_head_formulas_1d_and_2d():
     torch.testing.assert_close(S, L @ L.transpose(1, 2) + 1e-6 * torch.eye(2, dtype=torch.float64))
 
 
+@pytest.mark.parametrize("scale", [0.05, 5e-4, 30.0])
+def test_cont_head_starts_at_initial_scale(scale):
+    # With the head's weights zeroed only its bias acts: mu = 1/2 and the scale as asked.
+    for dims in (1, 2):
+        m = sparcon.ContinuousAttention(4, dims=dims, initial_scale=scale).double()
+        with torch.no_grad():
+            m.head.weight.zero_()
+        m(torch.randn(2, 6, 4, dtype=torch.float64) if dims == 1 else torch.randn(2, 3, 3, 4, dtype=torch.float64))
+        mu, S = m.last_density
+        torch.testing.assert_close(mu, torch.full_like(mu, 0.5))
+        want = scale if dims == 1 else (scale + 1e-6) * torch.eye(2, dtype=torch.float64).expand(2, 2, 2)
+        torch.testing.assert_close(S, torch.full_like(S, scale) if dims == 1 else want, rtol=1e-6, atol=0)  # the bias is stored in float
+
+
 def test_disc_cont_adds_discrete_context():
     torch.manual_seed(3)
     m = sparcon.ContinuousAttention1D(4, mode="disc+cont").double()
@@ -115,6 +129,8 @@ def test_gradients_reach_all_parameters():
     ({"lam": 0.0}, "lam"),
     ({"basis_size": 15}, "basis_size"),
     ({"dims": 2, "variance": -1.0}, "variance"),
+    ({"initial_scale": 0.0}, "initial_scale"),
+    ({"initial_scale": float("inf")}, "initial_scale"),
 ])
 def test_constructor_errors(kwargs, word):
     with pytest.raises(ValueError, match=word):

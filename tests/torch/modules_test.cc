@@ -115,6 +115,29 @@ TEST(TorchModules, ContinuousAttentionTrains2D) {
   trains("disc+cont", 2, 1.0);
 }
 
+// With the head's weights zeroed only its bias acts: mu = 1/2 and the scale as asked
+// (1D sigma^2 = s; 2D Sigma = s I + min_scale I).
+TEST(TorchModules, ContinuousAttentionStartsAtInitialScale) {
+  for (const double scale : {0.05, 5e-4, 30.0}) {
+    for (const int dims : {1, 2}) {
+      st::ContinuousAttention attention(st::ContinuousAttentionOptions(4, dims).initial_scale(scale));
+      attention->to(torch::kDouble);
+      {
+        const torch::NoGradGuard no_grad;
+        attention->head->weight.zero_();
+      }
+      attention(dims == 1 ? torch::randn({2, 6, 4}, torch::kDouble) : torch::randn({2, 3, 3, 4}, torch::kDouble));
+      const auto [mu, sigma] = attention->last_density();
+      EXPECT_TRUE(torch::allclose(mu, torch::full_like(mu, 0.5), 0, 1e-15));
+      const at::Tensor want = dims == 1 ? torch::full_like(sigma, scale)
+                                        : ((scale + 1e-6) * torch::eye(2, torch::kDouble)).expand({2, 2, 2});
+      // The bias is stored in float.
+      EXPECT_TRUE(torch::allclose(sigma, want, 1e-6, 0)) << dims << "D scale " << scale << ": " << sigma;
+    }
+  }
+  EXPECT_THROW(st::ContinuousAttention(st::ContinuousAttentionOptions(4, 1).initial_scale(0)), c10::ValueError);
+}
+
 TEST(TorchModules, ContinuousAttentionIgnoresPadding) {
   torch::manual_seed(4);
   st::ContinuousAttention attention(st::ContinuousAttentionOptions(3, 1).alpha(2.0).mode("disc+cont").basis_size(8));

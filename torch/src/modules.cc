@@ -73,10 +73,11 @@ namespace {
 // Starts the "cont" head at a density of moderate width: the bias of the outputs that go
 // through softplus set so that they begin at `value` (a density as wide as the whole domain
 // gives weak, drifting gradients), the mean at the centre (bias 0 through the sigmoid).
-void initial_scale(::torch::nn::Linear& head, std::initializer_list<std::int64_t> outputs, double value) {
+// softplus^-1(v) = log(e^v - 1) = v + log(1 - e^-v).
+void start_head_at(::torch::nn::Linear& head, std::initializer_list<std::int64_t> outputs, double value) {
   const ::torch::NoGradGuard no_grad;
   head->bias.zero_();
-  for (const auto i : outputs) head->bias[i].fill_(std::log(std::expm1(value)));
+  for (const auto i : outputs) head->bias[i].fill_(value + std::log(-std::expm1(-value)));
 }
 
 }  // namespace
@@ -86,6 +87,8 @@ ContinuousAttentionImpl::ContinuousAttentionImpl(ContinuousAttentionOptions opti
   TORCH_CHECK_VALUE(options.dims() == 1 || options.dims() == 2, fn, ": dims = ", options.dims(), " must be 1 or 2");
   TORCH_CHECK_VALUE(options.alpha() >= 1, fn, ": alpha = ", options.alpha(), " must be >= 1");
   TORCH_CHECK_VALUE(options.features() > 0, fn, ": features = ", options.features(), " must be > 0");
+  TORCH_CHECK_VALUE(options.initial_scale() > 0 && std::isfinite(options.initial_scale()), fn,
+                    ": initial_scale = ", options.initial_scale(), " must be finite and > 0");
   TORCH_CHECK_VALUE(options.mode() == "cont" || options.mode() == "disc+cont", fn, ": mode = '",
                     options.mode(), "' must be 'cont' or 'disc+cont'");
   if (options.dims() == 1) {
@@ -100,7 +103,7 @@ ContinuousAttentionImpl::ContinuousAttentionImpl(ContinuousAttentionOptions opti
     centers = register_buffer("centers", c.repeat_interleave(per_centre));
     widths = register_buffer("widths", (sd * sd).repeat({k}));
     head = register_module("head", ::torch::nn::Linear(options.features(), 2));
-    initial_scale(head, {1}, 0.05);
+    start_head_at(head, {1}, options.initial_scale());
   } else {
     const auto side = options.grid_side();
     TORCH_CHECK_VALUE(side > 0, fn, ": grid_side = ", side, " must be > 0");
@@ -110,7 +113,7 @@ ContinuousAttentionImpl::ContinuousAttentionImpl(ContinuousAttentionOptions opti
     centers = register_buffer("centers", at::stack({grid[0].reshape(-1), grid[1].reshape(-1)}, 1));
     widths = register_buffer("widths", (options.variance() * at::eye(2, at::kFloat)).expand({side * side, 2, 2}).clone());
     head = register_module("head", ::torch::nn::Linear(options.features(), 5));  // mu (2), Cholesky (3)
-    initial_scale(head, {2, 4}, 0.2);
+    start_head_at(head, {2, 4}, std::sqrt(options.initial_scale()));  // L = sqrt(s) I
   }
   if (options.mode() == "disc+cont") scores = register_module("scores", ::torch::nn::Linear(options.features(), 1));
 }

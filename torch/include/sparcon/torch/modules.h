@@ -81,12 +81,15 @@ struct ContinuousAttentionOptions {
   /// Floor of sigma^2 (1D) / added to the diagonal of Sigma (2D) in "cont"; ridge of disc+cont.
   TORCH_ARG(double, min_scale) = 1e-6;
   TORCH_ARG(double, moment_ridge) = 1e-4;
+  /// "cont": where the head starts (before training): sigma^2 (1D) or Sigma = initial_scale I (2D).
+  /// For alpha = 2 in 1D the support starts (3 initial_scale / 2)^(1/3) either side of mu.
+  TORCH_ARG(double, initial_scale) = 0.05;
 };
 
 /// values (B, L, E) with lengths (B, int64, optional) in 1D, (B, H, W, E) in 2D; returns the
 /// context (B, E). "cont": mu = sigmoid(.), sigma^2 = max(softplus(.), min_scale) (2D:
 /// Sigma = L L^T + min_scale I with a softplus Cholesky diagonal) from a linear head on the mean
-/// of the values, started at mu = 0.5 and sigma^2 = 0.05 (2D: Sigma = 0.04 I). last_density() gives the (mu, Sigma) of the last forward, for inspection.
+/// of the values, started at mu = 0.5 and sigma^2 = initial_scale (2D: Sigma = initial_scale I). last_density() gives the (mu, Sigma) of the last forward, for inspection.
 class ContinuousAttentionImpl : public ::torch::nn::Module {
  public:
   explicit ContinuousAttentionImpl(ContinuousAttentionOptions options);
