@@ -29,7 +29,8 @@ over repetitions of the time per call. Before timing, sparcon is checked against
 outputs of sparcon and of the reference are compared (max |difference| reported).
 
 Also timed: the per-call overhead of torch.ops.sparcon.sparsemax on a 1x16 input, against
-torch.softmax on the same input and an empty Python function call.
+torch.softmax on the same input, torch.ops.aten._softmax (the cost of any call through
+torch.ops) and an empty Python function call.
 """
 import argparse
 import datetime
@@ -281,11 +282,14 @@ def bench_overhead(threads, reps, calls):
     sp = torch.ops.sparcon.sparsemax
     ssm = torch.ops.sparcon.softmax
     tsm = torch.softmax
+    asm = torch.ops.aten._softmax
     fns = {
         "empty Python function f(x)": lambda: empty_function(x),
         "torch.softmax(x, -1)": lambda: tsm(x, -1),
         "torch.ops.sparcon.sparsemax(x, -1)": lambda: sp(x, -1),
         "torch.ops.sparcon.softmax(x, -1)": lambda: ssm(x, -1),
+        # The floor of any torch.ops call: an ATen op reached the same way.
+        "torch.ops.aten._softmax(x, -1, False)": lambda: asm(x, -1, False),
     }
     with torch.no_grad():
         for f in fns.values():

@@ -89,6 +89,34 @@ def test_equal_to_ops_bitwise(dtype, dim):
         assert got.dtype == want.dtype and torch.equal(got, want)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+def test_graph_free_path_equals_recorded_path(dtype, dim):
+    # Without a graph to record (no input requires grad, or no_grad) the ops skip the autograd
+    # Function; the values must not depend on it, for every map and layout.
+    x = rand(3, 4, 6, dtype=dtype, seed=11)
+    shape = [1 if d == (dim % 3) else x.shape[d] for d in range(3)]
+    a = 1.2 + torch.rand(*shape, dtype=dtype)
+    calls = [
+        lambda x, a: ops.softmax(x, dim), lambda x, a: ops.sparsemax(x, dim), lambda x, a: ops.entmax15(x, dim),
+        lambda x, a: ops.entmax(x, 1.3, dim), lambda x, a: ops.entmax(x, 0.7, dim),
+        lambda x, a: ops.entmax_tensor_alpha(x, a, dim), lambda x, a: ops.normmax(x, 2.5, dim),
+        lambda x, a: ops.budget(x, 2.0, dim),
+    ]
+    for call in calls:
+        free = call(x, a)
+        with torch.no_grad():
+            free_no_grad = call(x.requires_grad_(), a)
+        x.requires_grad_(False)
+        recorded = call(x.clone().requires_grad_(), a)
+        assert recorded.grad_fn is not None and free.grad_fn is None and free_no_grad.grad_fn is None
+        assert free.dtype == dtype and free.shape == x.shape
+        assert torch.equal(free, recorded.detach()) and torch.equal(free_no_grad, free)
+    # A tensor alpha that requires grad records the graph too.
+    out = ops.entmax_tensor_alpha(x, a.clone().requires_grad_(), dim)
+    assert out.grad_fn is not None
+
+
 # ---- independent references ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("dim", [-1, 0, 1])

@@ -41,31 +41,45 @@ at::Tensor alpha_rows(const at::Tensor& alpha, const at::Tensor& x, const RowVie
   return expanded.movedim(view.dim, -1).to(view.rows.scalar_type()).contiguous();
 }
 
+constexpr const char* kNames[] = {"softmax", "sparsemax", "entmax15", "entmax", "normmax", "budget"};
+
+// p = map(x) along dim, in the row layout of `view`; per_row holds the per-row alpha of a
+// tensor alpha (empty when the parameter is the number `parameter`).
+struct MapRows {
+  RowView view;
+  at::Tensor p, per_row;
+};
+
+MapRows map_rows(const at::Tensor& x, const at::Tensor& alpha, std::int64_t map, double parameter,
+                 std::int64_t dim) {
+  const char* fn = kNames[map];
+  MapRows out{to_rows(x, dim, fn), {}, {}};
+  const bool tensor_alpha = alpha.defined() && alpha.numel() > 0;
+  if (tensor_alpha) out.per_row = alpha_rows(alpha, x, out.view);
+  out.p = at::empty_like(out.view.rows);
+  with_type(out.view.rows.scalar_type(), [&](auto t) {
+    using T = decltype(t);
+    const auto fam = family_of<T>(static_cast<Map>(map), parameter,
+                                  tensor_alpha ? const_span_of<T>(out.per_row) : std::span<const T>());
+    core([&] { sparcon::forward(fam, const_span_of<T>(out.view.rows), span_of<T>(out.p), out.view.shape, threads()); },
+         fn);
+  });
+  return out;
+}
+
 class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
  public:
   static at::Tensor forward(::torch::autograd::AutogradContext* ctx, const at::Tensor& x,
                             const at::Tensor& alpha, std::int64_t map, double parameter,
                             std::int64_t dim) {
-    static constexpr const char* kNames[] = {"softmax", "sparsemax", "entmax15", "entmax", "normmax", "budget"};
-    const char* fn = kNames[map];
-    RowView view = to_rows(x, dim, fn);
+    MapRows r = map_rows(x, alpha, map, parameter, dim);
     // alpha is an empty tensor when the parameter is a shared number (torch 1.13's
-    // autograd::Function cannot take undefined tensors).
-    const bool tensor_alpha = alpha.numel() > 0;
-    at::Tensor per_row = tensor_alpha ? alpha_rows(alpha, x, view) : at::empty({0}, view.rows.options());
-    at::Tensor p = at::empty_like(view.rows);
-    with_type(view.rows.scalar_type(), [&](auto t) {
-      using T = decltype(t);
-      const auto fam = family_of<T>(static_cast<Map>(map), parameter,
-                                    tensor_alpha ? const_span_of<T>(per_row) : std::span<const T>());
-      core([&] { sparcon::forward(fam, const_span_of<T>(view.rows), span_of<T>(p), view.shape, threads()); }, fn);
-    });
-    ctx->save_for_backward({p, per_row});
-    ctx->saved_data["map"] = map;
-    ctx->saved_data["parameter"] = parameter;
-    ctx->saved_data["dim"] = view.dim;
-    ctx->saved_data["alpha_sizes"] = alpha.sizes().vec();
-    return from_rows(p, view);
+    // autograd::Function cannot take undefined tensors); so is the saved per_row.
+    ctx->save_for_backward({r.p, r.per_row.defined() ? r.per_row : at::empty({0}, r.p.options())});
+    ctx->saved_data["map, parameter, dim"] =
+        std::vector<double>{static_cast<double>(map), parameter, static_cast<double>(r.view.dim)};
+    if (r.per_row.defined()) ctx->saved_data["alpha_sizes"] = alpha.sizes().vec();
+    return from_rows(r.p, r.view);
   }
 
   static ::torch::autograd::variable_list backward(::torch::autograd::AutogradContext* ctx,
@@ -73,9 +87,10 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& p = saved[0];
     const at::Tensor& per_row = saved[1];
-    const auto map = static_cast<Map>(ctx->saved_data["map"].toInt());
-    const double parameter = ctx->saved_data["parameter"].toDouble();
-    const std::int64_t dim = ctx->saved_data["dim"].toInt();
+    const auto args = ctx->saved_data["map, parameter, dim"].toDoubleVector();
+    const auto map = static_cast<Map>(args[0]);
+    const double parameter = args[1];
+    const auto dim = static_cast<std::int64_t>(args[2]);
     RowView view = to_rows(grads[0], dim, "discrete map backward", "grad");
     at::Tensor g = view.rows.to(p.scalar_type());
     at::Tensor dx = at::empty_like(p);
@@ -106,7 +121,15 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
   }
 };
 
+// Through the autograd Function only when a graph is recorded: its node, saved state and
+// output wrapping cost more than the map itself on small inputs.
 at::Tensor apply(const at::Tensor& x, const at::Tensor& alpha, Map map, double parameter, std::int64_t dim) {
+  const bool record = ::torch::autograd::GradMode::is_enabled() &&
+                      (x.requires_grad() || (alpha.defined() && alpha.requires_grad()));
+  if (!record) {
+    const MapRows r = map_rows(x, alpha, static_cast<std::int64_t>(map), parameter, dim);
+    return from_rows(r.p, r.view);
+  }
   return DiscreteMap::apply(x, alpha.defined() ? alpha : at::empty({0}, x.options()),
                             static_cast<std::int64_t>(map), parameter, dim);
 }

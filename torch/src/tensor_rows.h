@@ -43,7 +43,11 @@ inline RowView to_rows(const at::Tensor& x, std::int64_t dim, const char* fn, co
   TORCH_CHECK_VALUE(dim >= -x.dim() && dim < x.dim(), "sparcon.", fn, ": dim = ", dim,
                     " is out of range for ", name, " of ", x.dim(), " dimensions");
   const std::int64_t d = dim < 0 ? dim + x.dim() : dim;
-  at::Tensor rows = x.movedim(d, -1).to(compute_type(x.scalar_type())).contiguous();
+  // Each of movedim, to and contiguous costs a dispatch (and movedim a view) even when it
+  // changes nothing: skipped when dim is already last and the dtype is the compute one.
+  const at::Tensor moved = d == x.dim() - 1 ? x : x.movedim(d, -1);
+  const at::ScalarType compute = compute_type(x.scalar_type());
+  at::Tensor rows = (moved.scalar_type() == compute ? moved : moved.to(compute)).contiguous();
   const auto length = static_cast<std::size_t>(rows.size(-1));
   const auto count = length == 0 ? 0 : static_cast<std::size_t>(rows.numel()) / length;
   return {rows, {count, length}, d, x.scalar_type()};
@@ -51,7 +55,8 @@ inline RowView to_rows(const at::Tensor& x, std::int64_t dim, const char* fn, co
 
 /// A tensor in the layout of a RowView back in the original layout and dtype.
 inline at::Tensor from_rows(const at::Tensor& rows, const RowView& view) {
-  return rows.movedim(-1, view.dim).to(view.dtype);
+  const at::Tensor moved = view.dim == rows.dim() - 1 ? rows : rows.movedim(-1, view.dim);
+  return moved.scalar_type() == view.dtype ? moved : moved.to(view.dtype);
 }
 
 template <class T>
