@@ -30,6 +30,23 @@ constexpr T kInf = std::numeric_limits<T>::infinity();
 // The widest vector of any target, for padded tails.
 constexpr std::size_t kMaxBytes = HWY_MAX_BYTES < 64 ? 64 : HWY_MAX_BYTES;
 
+// The first `lanes` (< N) entries of x as a vector, the other lanes `pad`. Where masked loads
+// cannot fault (AVX-512) a masked load, which never reads outside x; elsewhere through a padded
+// stack block (whose vector load waits for the scalar stores to retire: a store-forwarding
+// stall of some 15 cycles, which matters for the short candidate lists of the solvers).
+template <class D, class T>
+HWY_INLINE hn::Vec<D> LoadTail(D d, const T* x, std::size_t lanes, T pad) {
+#if !HWY_MEM_OPS_MIGHT_FAULT
+  const auto valid = hn::FirstN(d, lanes);
+  return hn::IfThenElse(valid, hn::MaskedLoad(valid, d, x), hn::Set(d, pad));
+#else
+  alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
+  std::fill(block, block + hn::Lanes(d), pad);
+  std::memcpy(block, x, lanes * sizeof(T));
+  return hn::Load(d, block);
+#endif
+}
+
 // Calls body(index, vector_of_x) for full vectors of x[0, n), then for the tail padded with
 // `pad`; body(i, v, lanes) gets the number of valid lanes (N except for the tail).
 template <class D, class T, class Body>
@@ -37,12 +54,7 @@ HWY_INLINE void ForEachVector(D d, const T* x, std::size_t n, T pad, Body&& body
   const std::size_t N = hn::Lanes(d);
   std::size_t i = 0;
   for (; i + N <= n; i += N) body(i, hn::LoadU(d, x + i), N);
-  if (i < n) {
-    alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
-    std::fill(block, block + N, pad);
-    std::memcpy(block, x + i, (n - i) * sizeof(T));
-    body(i, hn::Load(d, block), n - i);
-  }
+  if (i < n) body(i, LoadTail(d, x + i, n - i, pad), n - i);
 }
 
 // Stores the first `lanes` lanes of v at out.
@@ -51,9 +63,13 @@ HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
   if (lanes == hn::Lanes(d)) {
     hn::StoreU(v, d, out);
   } else {
+#if !HWY_MEM_OPS_MIGHT_FAULT
+    hn::BlendedStore(v, hn::FirstN(d, lanes), d, out);  // writes only the first `lanes`
+#else
     alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
     hn::Store(v, d, block);
     std::memcpy(out, block, lanes * sizeof(T));
+#endif
   }
 }
 
@@ -279,13 +295,7 @@ HWY_INLINE void ForEachVectorPair(D d, const T* p, const T* g, std::size_t n, Bo
   const std::size_t N = hn::Lanes(d);
   std::size_t i = 0;
   for (; i + N <= n; i += N) body(i, hn::LoadU(d, p + i), hn::LoadU(d, g + i), N);
-  if (i < n) {
-    alignas(kMaxBytes) T pb[kMaxBytes / sizeof(T)] = {};
-    alignas(kMaxBytes) T gb[kMaxBytes / sizeof(T)] = {};
-    std::memcpy(pb, p + i, (n - i) * sizeof(T));
-    std::memcpy(gb, g + i, (n - i) * sizeof(T));
-    body(i, hn::Load(d, pb), hn::Load(d, gb), n - i);
-  }
+  if (i < n) body(i, LoadTail(d, p + i, n - i, T(0)), LoadTail(d, g + i, n - i, T(0)), n - i);
 }
 
 // s(p) for one vector; the kind is a template parameter so that the loops carry no switch.
@@ -444,22 +454,31 @@ PowerSums SumPowersOf(const double* y, std::size_t n, const PowerSumParams& w) {
   using V = hn::Vec<decltype(d)>;
   const V a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
   const V zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
-  V s = zero, slope = zero, lowest = infinity;
+  // Two sets of accumulators, even and odd vectors, halve the add latency chains.
+  V s[2] = {zero, zero}, slope[2] = {zero, zero}, lowest[2] = {infinity, infinity};
   std::size_t count = 0;
-  ForEachVector(d, y, n, -kInf<double>, [&](std::size_t, V v, std::size_t) HWY_ATTR {
+  auto add = [&](int j, V v) HWY_ATTR {
     // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
     const V u = hn::MulAdd(a, v, base);
     // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
     const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
     const V safe = hn::IfThenElse(inside, u, one);
     const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k1));
-    s = hn::MulAdd(pk1, safe, s);
-    slope = hn::Add(slope, pk1);
-    lowest = hn::Min(lowest, hn::IfThenElse(inside, u, infinity));
+    s[j] = hn::MulAdd(pk1, safe, s[j]);
+    slope[j] = hn::Add(slope[j], pk1);
+    lowest[j] = hn::Min(lowest[j], hn::IfThenElse(inside, u, infinity));
     count += hn::CountTrue(d, inside);
-  });
-  return {hn::GetLane(hn::SumOfLanes(d, s)), hn::GetLane(hn::SumOfLanes(d, slope)), count,
-          hn::GetLane(hn::MinOfLanes(d, lowest))};
+  };
+  const std::size_t N = hn::Lanes(d);
+  std::size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    add(0, hn::LoadU(d, y + i));
+    add(1, hn::LoadU(d, y + i + N));
+  }
+  ForEachVector(d, y + i, n - i, -kInf<double>, [&](std::size_t, V v, std::size_t) HWY_ATTR { add(0, v); });
+  return {hn::GetLane(hn::SumOfLanes(d, hn::Add(s[0], s[1]))),
+          hn::GetLane(hn::SumOfLanes(d, hn::Add(slope[0], slope[1]))), count,
+          hn::GetLane(hn::MinOfLanes(d, hn::Min(lowest[0], lowest[1])))};
 }
 
 PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {

@@ -116,6 +116,11 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
     const simd::PowerSums sums = sums_at_lambda(y, a, k, lambda);
     const double s = sums.s, slope = sums.slope;
     (s >= 1 ? lo : hi) = lambda;
+    // A lower bound lambda (s >= 1) proves the entries with u <= 0 outside the support (a > 0):
+    // once they are most of y, they leave it, so that the later steps sum fewer entries. The
+    // margin keeps the entries that only rounding puts at u <= 0.
+    if (a > 0 && s >= 1 && 2 * sums.count < y.size())
+      drop_at_or_below(y, lambda - 1 / a - 4 * kEps * (std::abs(lambda) + 1 / a));
     if (s >= 1 && sums.count == support && sums.count != finish_failed_at) {
       if (const std::optional<PowerThreshold> exact = finish(lambda, sums)) return *exact;
       finish_failed_at = sums.count;  // try again only on another support
