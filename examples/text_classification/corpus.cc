@@ -2,6 +2,7 @@
 #include "corpus.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -21,6 +22,16 @@ std::string strip_headers(const std::string& raw) {
   return {};
 }
 
+bool has_header_block(const std::string& text) {
+  // An mbox "From " line, or "Name: value" (a field name of letters, digits and hyphens) ...
+  if (text.rfind("From ", 0) == 0) return text.find("\n\n") != std::string::npos || text.find("\n\r\n") != std::string::npos;
+  std::size_t i = 0;
+  while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '-')) ++i;
+  if (i == 0 || i + 1 >= text.size() || text[i] != ':' || (text[i + 1] != ' ' && text[i + 1] != '\t')) return false;
+  // ... and an empty line that ends the block.
+  return text.find("\n\n") != std::string::npos || text.find("\n\r\n") != std::string::npos;
+}
+
 int label_of_group(const std::string& group) { return group.rfind("spam", 0) == 0 ? 1 : 0; }
 
 std::filesystem::path corpus_directory(const std::filesystem::path& cache) {
@@ -29,6 +40,21 @@ std::filesystem::path corpus_directory(const std::filesystem::path& cache) {
   if (!std::filesystem::exists(marker) || !std::filesystem::is_directory(data))
     throw std::runtime_error("the SpamAssassin corpus is missing or incomplete in " + cache.string() +
                              ": run `" + kFetchCommand + "` from the repository root");
+  // The marker of fetch_data.sh is "<sha1> <messages>": a cache that lost files since is refused.
+  std::ifstream in(marker);
+  std::string sha1;
+  std::size_t expected = 0;
+  if (in >> sha1 >> expected) {
+    std::size_t found = 0;
+    for (const auto& group : std::filesystem::directory_iterator(data))
+      if (group.is_directory())
+        for (const auto& file : std::filesystem::directory_iterator(group.path()))
+          found += file.path().extension() == ".json";
+    if (found != expected)
+      throw std::runtime_error("the SpamAssassin corpus in " + cache.string() + " holds " + std::to_string(found) +
+                               " messages, its COMPLETE marker says " + std::to_string(expected) + ": run `" +
+                               kFetchCommand + "` from the repository root");
+  }
   return data;
 }
 

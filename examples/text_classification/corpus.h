@@ -25,6 +25,11 @@ struct Message {
 /// quoted-printable text are kept as they are.
 std::string strip_headers(const std::string& raw);
 
+/// Whether text starts like an e-mail with headers: a "Name: value" first line (the name made of
+/// letters, digits and hyphens) or an mbox "From " line, and an empty line further on, where
+/// strip_headers would cut.
+bool has_header_block(const std::string& text);
+
 /// 1 for the spam groups (names starting with "spam"), 0 for the ham groups.
 int label_of_group(const std::string& group);
 

@@ -14,13 +14,14 @@ namespace spam {
 
 DocumentView document_view(Classifier& model, const Dataset& data, std::size_t index) {
   torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
   model->eval();
   const auto& ids = data.ids[index];
   const auto length = static_cast<std::int64_t>(ids.size());
   AttentionView view;
   const at::Tensor logits =
       model(torch::tensor(ids, torch::kLong).unsqueeze(0), torch::full({1}, length, torch::kLong), &view);
-  model->train();
+  model->train(was_training);
   DocumentView d;
   d.id = data.messages[index].group + "/" + data.messages[index].id;
   d.label = data.labels[index];
@@ -48,7 +49,8 @@ DocumentView document_view(Classifier& model, const Dataset& data, std::size_t i
 std::vector<VariantResult> run_experiment(const Dataset& data, const ExperimentOptions& options) {
   std::vector<VariantResult> results;
   std::vector<VariantDocuments> documents;
-  // The documents shown: the first report_documents/2 spam and ham messages of the test split.
+  // The documents shown: the first ceil(report_documents / 2) spam and as many ham messages of
+  // the test split.
   std::vector<std::size_t> shown;
   for (int label : {1, 0}) {
     std::size_t taken = 0;
@@ -88,6 +90,7 @@ std::vector<VariantResult> run_experiment(const Dataset& data, const ExperimentO
   const nlohmann::json info{{"date", date},
                             {"command", options.command},
                             {"hardware_threads", std::thread::hardware_concurrency()},
+                            {"duplicates_dropped", data.duplicates},
                             {"train_documents", data.split.train.size()},
                             {"dev_documents", data.split.dev.size()},
                             {"test_documents", data.split.test.size()},

@@ -25,8 +25,9 @@ std::string command_line(int argc, char** argv) {
 spam::Dataset load(const std::string& cache, const spam::DataOptions& options) {
   std::fprintf(stderr, "loading the corpus from %s\n", cache.c_str());
   spam::Dataset data = spam::prepare_data(spam::load_corpus(spam::corpus_directory(cache)), options);
-  std::fprintf(stderr, "%zu messages: train %zu, dev %zu, test %zu; vocabulary %zu\n", data.messages.size(),
-               data.split.train.size(), data.split.dev.size(), data.split.test.size(), data.vocabulary.size());
+  std::fprintf(stderr, "%zu distinct messages (%zu duplicates dropped): train %zu, dev %zu, test %zu; vocabulary %zu\n",
+               data.messages.size(), data.duplicates, data.split.train.size(), data.split.dev.size(),
+               data.split.test.size(), data.vocabulary.size());
   return data;
 }
 
@@ -50,14 +51,33 @@ int main(int argc, char** argv) {
   auto* full = app.add_subcommand("full", "the full protocol: 15 variants x 3 seeds, all training documents");
   full->add_option("--out", full_out, "output directory")->capture_default_str();
   auto* train = app.add_subcommand("train", "train one variant and seed");
+  const CLI::Validator known_variant(
+      [](std::string& name) {
+        try {
+          spam::parse_variant(name);
+          return std::string();
+        } catch (const std::invalid_argument& e) {
+          return std::string(e.what());
+        }
+      },
+      "VARIANT");
   train->add_option("--variant", train_options.variant, "softmax, sparsemax, entmax15, {cont,disc}-{softmax,sparsemax}-N")
-      ->required();
+      ->required()
+      ->check(known_variant);
   train->add_option("--seed", train_options.seed)->capture_default_str();
-  train->add_option("--epochs", train_options.epochs)->capture_default_str();
+  train->add_option("--epochs", train_options.epochs, "at most this many epochs (early stopping may end sooner)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   train->add_option("--subset", data_options.train_subset, "training documents used (0: all)")->capture_default_str();
-  train->add_option("--max-length", data_options.max_length, "tokens kept per document")->capture_default_str();
-  train->add_option("--hidden", train_options.hidden, "LSTM units per direction")->capture_default_str();
-  train->add_option("--embedding", train_options.embedding, "embedding size")->capture_default_str();
+  train->add_option("--max-length", data_options.max_length, "tokens kept per document")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  train->add_option("--hidden", train_options.hidden, "LSTM units per direction")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  train->add_option("--embedding", train_options.embedding, "embedding size")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   train->add_option("--initial-scale", train_options.initial_scale,
                     "cont-* variants: the head's starting sigma^2 (alpha = 2: support half-width (1.5 s)^(1/3))")
       ->capture_default_str()
@@ -67,7 +87,11 @@ int main(int argc, char** argv) {
   std::string run, text_file;
   auto* predict = app.add_subcommand("predict", "classify a text file with a trained run");
   predict->add_option("--run", run, "run directory written by train")->required();
-  predict->add_option("file", text_file, "text file (an e-mail; its headers are removed)")->required()->check(CLI::ExistingFile);
+  predict->add_option("file", text_file, "text file: an e-mail (its header block is removed) or a plain body")
+      ->required()
+      ->check(CLI::ExistingFile);
+  bool body_only = false;
+  predict->add_flag("--body", body_only, "the file is a message body: keep its first lines even if they look like headers");
   CLI11_PARSE(app, argc, argv);
   if (threads > 0) torch::set_num_threads(threads);
 
@@ -78,8 +102,11 @@ int main(int argc, char** argv) {
       std::stringstream content;
       content << in.rdbuf();
       std::string text = content.str();
-      if (text.find(": ") != std::string::npos && text.find(": ") < text.find('\n')) text = spam::strip_headers(text);
+      if (!body_only && spam::has_header_block(text)) text = spam::strip_headers(text);
       const spam::Prediction p = spam::predict(loaded, text);
+      if (p.tokens.empty())
+        throw std::invalid_argument("predict: " + text_file + " has no tokens" +
+                                    (body_only ? "" : " after its header block (pass --body if it has none)"));
       std::printf("%s (spam probability %.3f)\n", p.label ? "spam" : "ham", p.spam_probability);
       std::printf("attended tokens %zu..%zu of %zu:", p.begin, p.end, p.tokens.size());
       for (std::size_t i = p.begin; i <= p.end && i < p.tokens.size() && i < p.begin + 40; ++i)
@@ -110,7 +137,7 @@ int main(int argc, char** argv) {
       experiment.variants = {"softmax", "sparsemax", "entmax15", "cont-softmax-32", "cont-sparsemax-32",
                              "disc-softmax-32", "disc-sparsemax-32"};
     } else {
-      // Scaled for a 2-core CPU (about an hour): the whole training split, documents cut at
+      // Scaled for a 2-core CPU (about 100 minutes): the whole training split, documents cut at
       // 160 tokens, a 32-unit BiLSTM, at most 4 epochs with early stopping.
       data_options.max_length = 160;
       experiment.train.epochs = 4;

@@ -21,7 +21,8 @@ Variant parse_variant(const std::string& name) {
     const std::string n = name.substr(last + 1);
     const bool known_kind = kind == "cont" || kind == "disc";
     const bool known_map = map == "softmax" || map == "sparsemax";
-    const bool number = !n.empty() && n.find_first_not_of("0123456789") == std::string::npos;
+    // At most 6 digits: std::stoll below cannot overflow, and no basis is that large anyway.
+    const bool number = !n.empty() && n.size() <= 6 && n.find_first_not_of("0123456789") == std::string::npos;
     if (known_kind && known_map && number && std::stoll(n) >= 2 && std::stoll(n) % 2 == 0) {
       v.continuous = true;
       v.map = map;

@@ -55,7 +55,7 @@ Summary summarize(const std::vector<double>& values) {
   double sum = 0.0;
   for (double v : values) sum += v;
   const double mean = sum / static_cast<double>(values.size());
-  if (values.size() == 1) return {mean, 0.0};
+  if (values.size() == 1) return {mean, nan};  // a sample sd needs two values
   double squares = 0.0;
   for (double v : values) squares += (v - mean) * (v - mean);
   return {mean, std::sqrt(squares / static_cast<double>(values.size() - 1))};
@@ -80,9 +80,9 @@ std::string results_table_markdown(const std::vector<VariantResult>& results) {
       "|---|---:|---:|---:|---:|\n";
   for (const auto& r : results) {
     const Summary accuracy = summarize(r.accuracies);
-    const std::string accuracy_text = std::isfinite(accuracy.mean)
-                                          ? fixed(100.0 * accuracy.mean, 2) + " ± " + fixed(100.0 * accuracy.sd, 2)
-                                          : "n/a";
+    const std::string sd_text = std::isfinite(accuracy.sd) ? fixed(100.0 * accuracy.sd, 2) : "n/a";
+    const std::string accuracy_text =
+        std::isfinite(accuracy.mean) ? fixed(100.0 * accuracy.mean, 2) + " ± " + sd_text : "n/a";
     out += "| " + cell(r.name) + " | " + accuracy_text + " | " + std::to_string(r.accuracies.size()) + " | " +
            fixed(summarize(r.train_seconds).mean, 1) + " | " + fixed(100.0 * summarize(r.sparsity).mean, 1) +
            " |\n";

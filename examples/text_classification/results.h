@@ -11,7 +11,7 @@ namespace spam {
 
 /// The measurements of one attention variant, one entry per seed in each vector.
 struct VariantResult {
-  std::string name;                  ///< e.g. "sparsemax", "cont-sparsemax N=64"
+  std::string name;                  ///< e.g. "sparsemax", "cont-sparsemax-64"
   std::string family;                ///< "discrete" or "continuous"
   std::vector<double> accuracies;    ///< test accuracy per seed, in [0, 1]
   std::vector<double> train_seconds; ///< training time per seed
@@ -30,17 +30,19 @@ Summary summarize(const std::vector<double>& values);
 
 /// The results as JSON: {"run": run_info, "variants": [{"name", "family", "seeds",
 /// "accuracy": {"per_seed": [...], "mean", "sd"}, "train_seconds": {...}, "sparsity": {...}}]}.
-/// A statistic of an empty series is null.
+/// A statistic of an empty series is null, and so is the sd of a single value (a sample
+/// standard deviation needs two).
 nlohmann::json results_json(const std::vector<VariantResult>& results, const nlohmann::json& run_info);
 
 /// The Markdown table printed to the console and written to results.md:
 /// | variant | accuracy (%) | seeds | train time (s) | sparsity (%) |, with the accuracy as
-/// "mean ± sd" in percent with 2 decimals, the mean training time (1 decimal) and the mean
-/// sparsity in percent (1 decimal); "n/a" for a series without values. Ends with a newline.
+/// "mean ± sd" in percent with 2 decimals ("mean ± n/a" for one seed), the mean training time
+/// (1 decimal) and the mean sparsity in percent (1 decimal); "n/a" for a series without values.
+/// Ends with a newline.
 std::string results_table_markdown(const std::vector<VariantResult>& results);
 
 /// Creates dir if needed and writes dir/results.json (results_json, indented) and dir/results.md
-/// (a heading, the string-valued run_info entries as a list, then results_table_markdown), each
+/// (a heading, the run_info entries as a list, then results_table_markdown), each
 /// with write_atomically. Throws std::runtime_error naming the file on failure.
 void write_results(const std::filesystem::path& dir, const std::vector<VariantResult>& results,
                    const nlohmann::json& run_info);

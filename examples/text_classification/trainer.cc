@@ -10,6 +10,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "atomic_file.h"
 #include "sparcon/continuous.h"
@@ -21,12 +22,19 @@ using Clock = std::chrono::steady_clock;
 
 Dataset prepare_data(std::vector<Message> messages, const DataOptions& options) {
   Dataset d;
-  d.messages = std::move(messages);
-  for (const auto& m : d.messages) {
+  std::unordered_set<std::string> seen;  // the kept tokens of each message, space-separated
+  for (auto& m : messages) {
     auto tokens = tokenize(m.body);
     if (tokens.size() > options.max_length) tokens.resize(options.max_length);
-    d.tokens.push_back(std::move(tokens));
+    std::string key;
+    for (const auto& t : tokens) key.append(t).push_back(' ');  // tokens never hold a space
+    if (!seen.insert(std::move(key)).second) {
+      ++d.duplicates;
+      continue;
+    }
     d.labels.push_back(m.label);
+    d.tokens.push_back(std::move(tokens));
+    d.messages.push_back(std::move(m));
   }
   d.split = stratified_split(d.labels, options.dev_fraction, options.test_fraction, options.split_seed);
   if (options.train_subset > 0 && options.train_subset < d.split.train.size()) {
@@ -119,11 +127,79 @@ class Progress {
   Clock::time_point start_;
 };
 
+// Serialised in memory, then written by write_atomically (fsync, rename, fsync of the folder).
 template <class Saveable>
 void save_atomically(const Saveable& object, const fs::path& path) {
-  const fs::path temporary = path.string() + ".tmp";
-  torch::save(object, temporary.string());
-  fs::rename(temporary, path);
+  std::ostringstream bytes;
+  torch::save(object, bytes);
+  write_atomically(path, bytes.str());
+}
+
+// state.json of a run directory, parsed; errors name the file.
+nlohmann::json read_state(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(file.string() + " is not valid JSON (" + e.what() + "): the run directory is damaged");
+  }
+}
+
+// The checkpoint file of `state` named by `key` ("model", "optimizer" or "best").
+fs::path checkpoint_file(const fs::path& out, const nlohmann::json& state, const char* key) {
+  try {
+    return out / state.at("checkpoint").at(key).get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error((out / "state.json").string() + " names no '" + key +
+                             "' checkpoint (a run of an older version of this program?)");
+  }
+}
+
+// What a run was trained on, stored in state.json: a resumed run must see the same data.
+nlohmann::json data_fingerprint(const Dataset& data, std::size_t max_length) {
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a of the vocabulary, one token per line
+  for (const auto& token : data.vocabulary.tokens())
+    for (const char c : token + '\n') hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return {{"max_length", max_length},
+          {"documents", data.labels.size()},
+          {"train_documents", data.split.train.size()},
+          {"dev_documents", data.split.dev.size()},
+          {"test_documents", data.split.test.size()},
+          {"vocabulary", data.vocabulary.size()},
+          {"vocabulary_fnv1a", hash}};
+}
+
+// Throws unless the stored and the requested values agree on every key of `requested` (but
+// `except`), naming the first that differs.
+void check_same(const fs::path& out, const char* what, const nlohmann::json& stored, const nlohmann::json& requested,
+                const char* except = "") {
+  for (const auto& [key, value] : requested.items()) {
+    if (key == except) continue;
+    const auto found = stored.find(key);
+    if (found == stored.end() || *found != value)
+      throw std::runtime_error("resume: " + out.string() + " was trained with " + what + " " + key + " = " +
+                               (found == stored.end() ? std::string("(none)") : found->dump()) +
+                               ", this run has " + key + " = " + value.dump() +
+                               ": use the same options, or another --out");
+  }
+}
+
+// Removes the checkpoint files of `out` that `state` does not name (earlier epochs), and
+// temporary files that an interrupted write left.
+void remove_stale_checkpoints(const fs::path& out, const nlohmann::json& state) {
+  std::vector<std::string> named;
+  for (const char* key : {"model", "optimizer", "best"}) named.push_back(checkpoint_file(out, state, key).filename());
+  for (const auto& entry : fs::directory_iterator(out)) {
+    const std::string name = entry.path().filename().string();
+    const bool checkpoint = entry.path().extension() == ".pt" &&
+                            (name.rfind("model-", 0) == 0 || name.rfind("optimizer-", 0) == 0 || name.rfind("best-", 0) == 0);
+    const bool temporary = name.find(".tmp.") != std::string::npos;
+    if ((checkpoint && std::find(named.begin(), named.end(), name) == named.end()) || temporary) {
+      std::error_code ignored;
+      fs::remove(entry.path(), ignored);
+    }
+  }
 }
 
 nlohmann::json to_json(const TrainOptions& o) {
@@ -138,6 +214,7 @@ nlohmann::json to_json(const TrainOptions& o) {
 double evaluate(Classifier& model, const Dataset& data, const std::vector<std::size_t>& indices,
                 std::size_t batch_size, double* sparsity) {
   torch::NoGradGuard no_grad;
+  const bool was_training = model->is_training();
   model->eval();
   std::size_t correct = 0;
   double sparse = 0;
@@ -149,7 +226,7 @@ double evaluate(Classifier& model, const Dataset& data, const std::vector<std::s
     correct += static_cast<std::size_t>(logits.argmax(1).eq(batch.labels).sum().item<std::int64_t>());
     if (sparsity != nullptr) sparse += sparsity_sum(view, batch.lengths, model->options.variant);
   }
-  model->train();
+  model->train(was_training);
   if (sparsity != nullptr) *sparsity = indices.empty() ? 0 : sparse / static_cast<double>(indices.size());
   return indices.empty() ? 0 : static_cast<double>(correct) / static_cast<double>(indices.size());
 }
@@ -169,22 +246,34 @@ TrainResult train(const Dataset& data, const TrainOptions& options) {
   double best_dev = -1;
   std::size_t start_epoch = 1;
   const fs::path state_file = options.out / "state.json";
+  const nlohmann::json fingerprint = data_fingerprint(data, options.max_length);
+  nlohmann::json checkpoint;  // the files of the last saved epoch, as named in state.json
+  if (fs::exists(state_file) && !options.resume)
+    throw std::runtime_error("train: " + options.out.string() +
+                             " already holds a run (state.json): pass --resume to continue it, or choose another --out");
   if (options.resume && fs::exists(state_file)) {
-    std::ifstream in(state_file);
-    const auto state = nlohmann::json::parse(in);
-    if (state.at("options").at("variant") != options.variant || state.at("options").at("seed") != options.seed)
-      throw std::runtime_error("resume: " + options.out.string() + " holds a run of " + state.at("options").dump() +
-                               ", not of variant " + options.variant + " seed " + std::to_string(options.seed));
-    torch::load(model, (options.out / "model.pt").string());
-    torch::load(optimiser, (options.out / "optimizer.pt").string());
-    for (const auto& e : state.at("history"))
-      result.history.push_back({e.at("epoch"), e.at("train_loss"), e.at("dev_accuracy"), e.at("seconds")});
-    result.best_epoch = state.at("best_epoch");
-    best_dev = state.at("best_dev_accuracy");
+    const auto state = read_state(state_file);
+    try {
+      // Every option but the number of epochs must match (a run may be given more epochs).
+      check_same(options.out, "option", state.at("options"), to_json(options), "epochs");
+      check_same(options.out, "data", state.at("data"), fingerprint);
+      torch::load(model, checkpoint_file(options.out, state, "model").string());
+      torch::load(optimiser, checkpoint_file(options.out, state, "optimizer").string());
+      for (const auto& e : state.at("history"))
+        result.history.push_back({e.at("epoch"), e.at("train_loss"), e.at("dev_accuracy"), e.at("seconds")});
+      result.best_epoch = state.at("best_epoch");
+      best_dev = state.at("best_dev_accuracy");
+      checkpoint = state.at("checkpoint");
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(state_file.string() + " lacks an entry (" + e.what() + "): the run directory is damaged");
+    }
     start_epoch = result.history.size() + 1;
     std::fprintf(stderr, "  resuming %s seed %llu after epoch %zu\n", options.variant.c_str(),
                  static_cast<unsigned long long>(options.seed), result.history.size());
   } else {
+    if (options.resume)
+      std::fprintf(stderr, "  no run in %s yet: starting %s seed %llu\n", options.out.c_str(),
+                   options.variant.c_str(), static_cast<unsigned long long>(options.seed));
     std::ostringstream vocabulary;
     for (const auto& token : data.vocabulary.tokens()) vocabulary << token << '\n';
     write_atomically(options.out / "vocabulary.txt", vocabulary.str());
@@ -213,26 +302,35 @@ TrainResult train(const Dataset& data, const TrainOptions& options) {
     const double dev = evaluate(model, data, data.split.dev, options.batch_size);
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     result.history.push_back({epoch, loss_sum / static_cast<double>(std::max<std::size_t>(batches, 1)), dev, seconds});
+    // The epoch's files get new names; state.json, written last, names the ones that belong
+    // together, so an interruption at any point leaves the previous epoch's complete set.
+    const std::string tag = std::to_string(epoch) + ".pt";
     if (dev > best_dev) {
       best_dev = dev;
       result.best_epoch = epoch;
-      save_atomically(model, options.out / "best.pt");
+      save_atomically(model, options.out / ("best-" + tag));
+      checkpoint["best"] = "best-" + tag;
     }
-    save_atomically(model, options.out / "model.pt");
-    save_atomically(optimiser, options.out / "optimizer.pt");
+    save_atomically(model, options.out / ("model-" + tag));
+    save_atomically(optimiser, options.out / ("optimizer-" + tag));
+    checkpoint["model"] = "model-" + tag;
+    checkpoint["optimizer"] = "optimizer-" + tag;
     nlohmann::json history = nlohmann::json::array();
     for (const auto& e : result.history)
       history.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"dev_accuracy", e.dev_accuracy},
                          {"seconds", e.seconds}});
-    const nlohmann::json state{{"options", to_json(options)}, {"history", history}, {"best_epoch", result.best_epoch},
-                               {"best_dev_accuracy", best_dev}, {"max_length", options.max_length}};
+    const nlohmann::json state{{"options", to_json(options)}, {"data", fingerprint},  {"history", history},
+                               {"best_epoch", result.best_epoch}, {"best_dev_accuracy", best_dev},
+                               {"max_length", options.max_length}, {"checkpoint", checkpoint}};
     write_atomically(state_file, state.dump(2));
+    remove_stale_checkpoints(options.out, state);
     std::fprintf(stderr, "  %s seed %llu epoch %zu: train loss %.4f, dev accuracy %.2f%%, %.1f s\n",
                  options.variant.c_str(), static_cast<unsigned long long>(options.seed), epoch,
                  result.history.back().train_loss, 100 * dev, seconds);
   }
   for (const auto& e : result.history) result.train_seconds += e.seconds;
-  torch::load(model, (options.out / "best.pt").string());
+  if (result.history.empty()) throw std::invalid_argument("train: epochs = 0; at least one epoch is needed");
+  torch::load(model, (options.out / checkpoint.at("best").get<std::string>()).string());
   result.dev_accuracy = best_dev;
   result.test_accuracy = evaluate(model, data, data.split.test, options.batch_size, &result.sparsity);
   return result;
@@ -240,10 +338,10 @@ TrainResult train(const Dataset& data, const TrainOptions& options) {
 
 LoadedModel load_best(const fs::path& out) {
   const fs::path state_file = out / "state.json";
-  if (!fs::exists(state_file) || !fs::exists(out / "best.pt") || !fs::exists(out / "vocabulary.txt"))
-    throw std::runtime_error("no trained model in " + out.string() + " (state.json, best.pt, vocabulary.txt)");
-  std::ifstream in(state_file);
-  const auto state = nlohmann::json::parse(in);
+  if (!fs::exists(state_file) || !fs::exists(out / "vocabulary.txt"))
+    throw std::runtime_error("no trained model in " + out.string() + " (state.json and vocabulary.txt)");
+  const auto state = read_state(state_file);
+  const fs::path best = checkpoint_file(out, state, "best");
   std::vector<std::string> tokens;
   std::ifstream vocabulary(out / "vocabulary.txt");
   for (std::string line; std::getline(vocabulary, line);) tokens.push_back(line);
@@ -253,7 +351,7 @@ LoadedModel load_best(const fs::path& out) {
   const auto& o = state.at("options");
   loaded.model = Classifier(ClassifierOptions{static_cast<std::int64_t>(loaded.vocabulary.size()), o.at("embedding"),
                                               o.at("hidden"), parse_variant(o.at("variant"))});
-  torch::load(loaded.model, (out / "best.pt").string());
+  torch::load(loaded.model, best.string());
   loaded.model->eval();
   return loaded;
 }

@@ -21,16 +21,22 @@ struct DataOptions {
   std::size_t train_subset = 0;     ///< use only this many training documents (0: all), stratified
 };
 
-/// The corpus tokenized, split and encoded with the vocabulary of its training split.
+/// The corpus tokenized, freed of duplicates, split and encoded with the vocabulary of its
+/// training split.
 struct Dataset {
-  std::vector<Message> messages;
+  std::vector<Message> messages;                 ///< the distinct messages, in corpus order
   std::vector<std::vector<std::string>> tokens;  ///< first max_length tokens of each body
   std::vector<std::vector<std::int64_t>> ids;    ///< tokens encoded; never empty (an empty body is one <unk>)
   std::vector<int> labels;
   Split split;
   Vocabulary vocabulary;
+  std::size_t duplicates = 0;  ///< messages dropped as copies of an earlier one
 };
 
+/// Tokenizes the bodies and keeps the first max_length tokens; drops every message whose kept
+/// tokens equal those of an earlier message (the corpus holds copies of some e-mails, mostly
+/// spam: split apart, a copy in the test split would be a training document), then splits the
+/// rest (stratified, seeded) and builds the vocabulary from the training split.
 Dataset prepare_data(std::vector<Message> messages, const DataOptions& options);
 
 struct TrainOptions {

@@ -218,8 +218,9 @@ double mean_of(const std::vector<double>& v) {
   return s / static_cast<double>(v.size());
 }
 
+// The sample standard deviation; NaN for fewer than two values.
 double sd_of(const std::vector<double>& v) {
-  if (v.size() < 2) return 0.0;
+  if (v.size() < 2) return std::numeric_limits<double>::quiet_NaN();
   const double m = mean_of(v);
   double s = 0;
   for (double x : v) s += (x - m) * (x - m);
@@ -252,7 +253,10 @@ TEST_F(OutputTest, ResultsJsonHasEverySeedMeansSampleSdsAndRunInfo) {
       SCOPED_TRACE(key);
       EXPECT_EQ(v[key]["per_seed"].get<std::vector<double>>(), *values);
       EXPECT_NEAR(v[key]["mean"].get<double>(), mean_of(*values), 1e-12);
-      EXPECT_NEAR(v[key]["sd"].get<double>(), sd_of(*values), 1e-12);
+      if (values->size() < 2)
+        EXPECT_TRUE(v[key]["sd"].is_null());
+      else
+        EXPECT_NEAR(v[key]["sd"].get<double>(), sd_of(*values), 1e-12);
     }
   }
   // Spot checks against hand-computed values: {0.91, 0.93, 0.95} has mean 0.93 and sample sd
@@ -260,7 +264,7 @@ TEST_F(OutputTest, ResultsJsonHasEverySeedMeansSampleSdsAndRunInfo) {
   EXPECT_NEAR(json["variants"][0]["accuracy"]["mean"].get<double>(), 0.93, 1e-12);
   EXPECT_NEAR(json["variants"][0]["accuracy"]["sd"].get<double>(), 0.02, 1e-12);
   EXPECT_NEAR(json["variants"][1]["accuracy"]["sd"].get<double>(), 0.005 * std::sqrt(2.0), 1e-12);
-  EXPECT_EQ(json["variants"][2]["accuracy"]["sd"].get<double>(), 0.0);  // one seed
+  EXPECT_TRUE(json["variants"][2]["accuracy"]["sd"].is_null());  // one seed: no sample sd
   EXPECT_THAT(entries(dir_), ::testing::ElementsAre("results.json", "results.md"));
 }
 
@@ -289,7 +293,8 @@ TEST_F(OutputTest, ResultsMarkdownHasAHeaderRowAndOneRowPerVariant) {
     const std::string& row = rows[2 + i];
     EXPECT_EQ(count(row, " | ") + 2, 6u) << row;  // five cells
     EXPECT_THAT(row, HasSubstr("| " + r.name + " |"));
-    EXPECT_THAT(row, HasSubstr(fmt(100 * mean_of(r.accuracies), 2) + " ± " + fmt(100 * sd_of(r.accuracies), 2)));
+    const std::string sd = r.accuracies.size() < 2 ? "n/a" : fmt(100 * sd_of(r.accuracies), 2);
+    EXPECT_THAT(row, HasSubstr(fmt(100 * mean_of(r.accuracies), 2) + " ± " + sd));
     EXPECT_THAT(row, HasSubstr("| " + std::to_string(r.accuracies.size()) + " |"));
     EXPECT_THAT(row, HasSubstr("| " + fmt(mean_of(r.train_seconds), 1) + " |"));
     EXPECT_THAT(row, HasSubstr("| " + fmt(100 * mean_of(r.sparsity), 1) + " |"));

@@ -50,6 +50,16 @@ TEST(SpamData, StripHeadersKeepsTheBodyAfterTheFirstEmptyLine) {
   EXPECT_EQ(spam::strip_headers(""), "");
 }
 
+TEST(SpamData, HeaderBlockIsRecognisedOnlyWhenItIsOne) {
+  EXPECT_TRUE(spam::has_header_block("From: a@b.c\nSubject: hi\n\nbody"));
+  EXPECT_TRUE(spam::has_header_block("From a@b.c  Mon Jan  1 00:00:00 2002\nTo: x\r\n\r\nbody"));
+  EXPECT_TRUE(spam::has_header_block("X-Spam-Flag:\tYES\n\nbody"));
+  EXPECT_FALSE(spam::has_header_block("URGENT: claim your prize now\n"));  // no empty line
+  EXPECT_FALSE(spam::has_header_block("Hi John: see below\nthanks"));       // a space in the name
+  EXPECT_FALSE(spam::has_header_block("plain text\n\nmore"));
+  EXPECT_FALSE(spam::has_header_block(""));
+}
+
 TEST(SpamData, TokenizerLowercasesSplitsAndDropsLongRuns) {
   EXPECT_THAT(spam::tokenize("Free $$$ at http://x.com/A1!"), ElementsAre("free", "at", "http", "x", "com", "a1"));
   EXPECT_THAT(spam::tokenize("caf\xc3\xa9 don't"), ElementsAre("caf", "don", "t"));
@@ -105,6 +115,20 @@ TEST_F(Fixture, AMissingOrIncompleteCacheNamesTheFetchCommand) {
   EXPECT_EQ(spam::corpus_directory(root_), data());
   EXPECT_THROW(spam::load_corpus(root_ / "nowhere"), std::runtime_error);
   EXPECT_THROW(spam::load_corpus(data()), std::runtime_error);  // empty
+  // fetch_data.sh's marker "<sha1> <messages>": a cache that lost messages since is refused.
+  message("spam-2", "00001.a", "hello");
+  message("easy-ham-1", "00002.b", "there");
+  std::ofstream(root_ / "COMPLETE") << "7766aea7 2\n";
+  EXPECT_EQ(spam::corpus_directory(root_), data());
+  fs::remove(data() / "spam-2" / "00001.a.json");
+  try {
+    spam::corpus_directory(root_);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("holds 1 messages"));
+    EXPECT_THAT(e.what(), HasSubstr("says 2"));
+    EXPECT_THAT(e.what(), HasSubstr("scripts/fetch_data.sh"));
+  }
 }
 
 TEST(SpamData, SplitIsStratifiedReproducibleAndAPartition) {

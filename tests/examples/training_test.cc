@@ -4,9 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "experiment.h"
@@ -117,6 +119,94 @@ TEST_F(Training, ResumeContinuesAnInterruptedRunExactly) {
   auto other = small("softmax", root_ / "interrupted", 4);
   other.resume = true;
   EXPECT_THROW(spam::train(data, other), std::runtime_error);
+}
+
+TEST_F(Training, ResumeRefusesOtherOptionsOrDataAndTrainRefusesAnExistingRun) {
+  const spam::Dataset data = fixture();
+  spam::train(data, small("sparsemax", root_, 1));
+  auto again = small("sparsemax", root_, 2);
+  try {  // without --resume an existing run is never overwritten
+    spam::train(data, again);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--resume"));
+  }
+  again.resume = true;
+  again.hidden = 16;
+  try {
+    spam::train(data, again);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("hidden = 8"));
+    EXPECT_THAT(e.what(), HasSubstr("hidden = 16"));
+  }
+  again.hidden = 8;
+  again.max_length = 5;  // the data a run was trained on is part of its state too
+  try {
+    spam::train(data, again);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("max_length"));
+  }
+  again.max_length = small("sparsemax", root_, 2).max_length;
+  EXPECT_EQ(spam::train(data, again).history.size(), 2u);  // more epochs are allowed
+  // A damaged state.json is named.
+  std::ofstream(root_ / "state.json") << "{ not json";
+  try {
+    spam::train(data, again);
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("state.json"));
+  }
+}
+
+// An interruption while an epoch's checkpoint is being written leaves files that state.json
+// does not name: the resumed run starts from the last complete epoch and removes them.
+TEST_F(Training, AnInterruptedCheckpointWriteResumesFromTheLastCompleteEpoch) {
+  const spam::Dataset data = fixture();
+  const auto straight = spam::train(data, small("entmax15", root_ / "straight", 3));
+  spam::train(data, small("entmax15", root_ / "interrupted", 2));
+  for (const char* name : {"model-3.pt", "best-3.pt", "optimizer-3.pt.tmp.999", "state.json.tmp.999"})
+    std::ofstream(root_ / "interrupted" / name) << "half-written";
+  auto resume = small("entmax15", root_ / "interrupted", 3);
+  resume.resume = true;
+  const auto resumed = spam::train(data, resume);
+  ASSERT_EQ(resumed.history.size(), 3u);
+  for (std::size_t e = 0; e < 3; ++e)
+    EXPECT_EQ(resumed.history[e].train_loss, straight.history[e].train_loss) << "epoch " << e + 1;
+  EXPECT_EQ(resumed.test_accuracy, straight.test_accuracy);
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(root_ / "interrupted")) files.push_back(entry.path().filename());
+  std::sort(files.begin(), files.end());
+  const std::string best = "best-" + std::to_string(resumed.best_epoch) + ".pt";
+  std::vector<std::string> want{best, "model-3.pt", "optimizer-3.pt", "state.json", "vocabulary.txt"};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(files, want);
+}
+
+// The corpus holds copies of some e-mails: they are dropped before the split, so that no test
+// document is a training document. Copies are judged on the kept tokens (max_length).
+TEST(TrainingData, DuplicatesAreDroppedBeforeTheSplit) {
+  std::vector<spam::Message> messages;
+  for (int i = 0; i < 40; ++i)
+    messages.push_back({std::to_string(i), i % 2 ? "spam-1" : "easy-ham-1", i % 2,
+                        "word" + std::to_string(i) + " common text here"});
+  messages.push_back({"40", "spam-2", 1, "Word3   COMMON text here!"});          // tokens of 3
+  messages.push_back({"41", "spam-2", 1, "word5 common text here and more"});   // 5 within max_length 4
+  messages.push_back({"42", "spam-2", 1, "word7 common text"});                 // not a copy
+  spam::DataOptions options;
+  options.max_length = 4;
+  options.min_count = 1;
+  const spam::Dataset d = spam::prepare_data(messages, options);
+  EXPECT_EQ(d.duplicates, 2u);
+  ASSERT_EQ(d.messages.size(), 41u);
+  EXPECT_EQ(d.messages.back().id, "42");
+  EXPECT_EQ(d.tokens.size(), d.messages.size());
+  EXPECT_EQ(d.labels.size(), d.messages.size());
+  EXPECT_EQ(d.ids.size(), d.messages.size());
+  std::set<std::vector<std::string>> distinct(d.tokens.begin(), d.tokens.end());
+  EXPECT_EQ(distinct.size(), d.tokens.size());
+  EXPECT_EQ(d.split.train.size() + d.split.dev.size() + d.split.test.size(), d.messages.size());
 }
 
 TEST_F(Training, AnExperimentWritesResultsAndAReport) {
