@@ -94,7 +94,10 @@ std::string markdown_to_html(const std::string& markdown) {
       std::size_t header_rows = 0;
       if (rows.size() >= 2 && is_separator_row(rows[1])) {
         header_rows = 1;
-        for (const auto& c : rows[1]) align.push_back(c.back() == ':' ? "right" : (c.front() == ':' ? "left" : ""));
+        for (const auto& c : rows[1]) {
+          const bool left = c.front() == ':', right = c.back() == ':';
+          align.push_back(left && right ? "center" : right ? "right" : left ? "left" : "");
+        }
         rows.erase(rows.begin() + 1);
       }
       html += "<table class=\"results\">\n";
@@ -118,7 +121,8 @@ std::string markdown_to_html(const std::string& markdown) {
       html += "</table>\n";
     } else if (line.front() == '#') {
       close_list();
-      const auto text = trim(line.substr(line.find_first_not_of('#')));
+      const auto text_start = line.find_first_not_of('#');  // npos for a line of '#' only
+      const auto text = text_start == std::string::npos ? std::string() : trim(line.substr(text_start));
       html += "<h2>" + html_escape(text) + "</h2>\n";
       ++i;
     } else if (line.rfind("- ", 0) == 0 || line.rfind("* ", 0) == 0) {

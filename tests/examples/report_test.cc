@@ -392,6 +392,17 @@ TEST_F(OutputTest, HtmlReportEmbedsAnHtmlTableAsIs) {
   EXPECT_EQ(check_html(html), "");
 }
 
+TEST_F(OutputTest, HtmlReportConvertsMarkdownAlignmentAndBareHeadings) {
+  const std::string html =
+      spam::render_html_report("t", {}, "#\n# Run\n| a | b | c | d |\n|---|:---|---:|:---:|\n| 1 | 2 | 3 | 4 |\n");
+  EXPECT_EQ(check_html(html), "");
+  EXPECT_THAT(html, HasSubstr("<h2>Run</h2>"));
+  EXPECT_THAT(html, HasSubstr("<td>1</td>"));
+  EXPECT_THAT(html, HasSubstr("<td style=\"text-align:left\">2</td>"));
+  EXPECT_THAT(html, HasSubstr("<td style=\"text-align:right\">3</td>"));
+  EXPECT_THAT(html, HasSubstr("<td style=\"text-align:center\">4</td>"));
+}
+
 TEST_F(OutputTest, HtmlReportCapsTheTokensShown) {
   spam::DocumentView doc;
   doc.id = "long";
