@@ -5,9 +5,11 @@ and are registered as ``torch.ops.sparcon.*``; this package is a thin layer over
 the library once, from the environment variable ``SPARCON_LIBRARY`` if set, else from
 ``libsparcon_torch.so`` next to this file.
 
-The whole public API of the ``entmax`` package is here with the same names, signatures and
-defaults, so ``import sparcon as entmax`` works. Where ``entmax`` approximates (bisection,
-``n_iter``), sparcon computes the exact answer and ignores the accuracy knobs.
+The public API of the ``entmax`` package is here with the same names, signatures and defaults,
+so ``import sparcon as entmax`` works: the functions, modules and losses, and the names of its
+autograd ``Function`` classes (``SparsemaxFunction.apply(...)`` etc., thin aliases of the
+functions, not subclassable ``torch.autograd.Function`` classes). Where ``entmax`` approximates
+(bisection, ``n_iter``), sparcon computes the exact answer and ignores the accuracy knobs.
 
 Discrete maps (any ``dim``; x of any shape, P the same shape):
     sparsemax, entmax15, sparsemax_bisect, entmax_bisect, normmax_bisect, budget_bisect
@@ -20,17 +22,26 @@ Continuous attention (1D sequences, 2D images):
     default_basis_1d, default_basis_2d,
     ContinuousAttention, ContinuousAttention1D, ContinuousAttention2D
 
-Differences from ``entmax`` (all on inputs where entmax is inexact, crashes or returns NaN):
+Differences from ``entmax``. On inputs where entmax is inexact, crashes or returns NaN:
 - exact thresholds: ``n_iter``, ``ensure_sum_one`` and the ``k`` hint are accepted and ignored;
 - ``entmax_bisect`` accepts any alpha > 0; alpha = 1 is computed as softmax (entmax's bisection
   fails there) and the gradient with respect to a tensor alpha at exactly 1 is the limit;
 - entries equal to -inf get probability 0 and contribute 0 to losses (no 0 * inf NaN); a row
   that is entirely -inf maps to all zeros;
-- a tensor ``alpha`` / ``budget`` for normmax_bisect / budget_bisect and a per-row alpha for the
-  losses are supported (no gradient to them, as in entmax);
+- a tensor ``alpha`` / ``budget`` for normmax_bisect / budget_bisect (one op call for all rows)
+  and a per-row alpha for the losses (one call per distinct value) are supported, with no
+  gradient to them, as in entmax;
 - the losses also accept a keyword-only ``ignore_index`` (rows with that target get loss 0),
   and the modules mask any ``ignore_index`` (entmax masks only ignore_index >= 0);
-- bad arguments raise ValueError naming the argument instead of asserting or producing NaN.
+- bad arguments raise ValueError naming the argument instead of asserting or producing NaN
+  (including a budget above the row length and normmax alpha <= 1, which entmax accepts).
+And in general:
+- CPU tensors only: the kernels are C++ (a CUDA tensor raises ValueError);
+- second derivatives (``create_graph=True``): the backward of softmax, sparsemax, entmax15 and
+  entmax with a number alpha is differentiable; for normmax, budget and a tensor alpha a
+  double backward raises ValueError (entmax builds it from torch operations);
+- ``return_support_size`` / ``return_support`` count the entries with p > 0; entmax15 counts
+  those at or above the threshold, one more per entry that sits exactly on it (p = 0).
 """
 import os as _os
 

@@ -12,6 +12,8 @@ with ``tau`` the exact threshold that makes ``sum p = 1``. The ``k`` argument of
 import torch
 import torch.nn as nn
 
+from sparcon._function_alias import function_alias
+
 _ops = torch.ops.sparcon
 
 
@@ -95,3 +97,7 @@ class Entmax15(nn.Module):
 
     def forward(self, X):
         return entmax15(X, dim=self.dim, k=self.k, return_support_size=self.return_support_size)
+
+
+SparsemaxFunction = function_alias("SparsemaxFunction", sparsemax, __name__)
+Entmax15Function = function_alias("Entmax15Function", entmax15, __name__)

@@ -14,6 +14,7 @@ rows whose target equals ``ignore_index`` get loss 0 and no gradient. The module
 import torch
 import torch.nn as nn
 
+from sparcon._function_alias import function_alias
 from sparcon.activations import entmax15, sparsemax
 
 _ops = torch.ops.sparcon
@@ -237,3 +238,10 @@ class NormmaxBisectLoss(_GenericLoss):
 
     def loss(self, X, target):
         return normmax_bisect_loss(X, target, self.alpha, self.n_iter, ignore_index=self.ignore_index)
+
+
+SparsemaxLossFunction = function_alias("SparsemaxLossFunction", sparsemax_loss, __name__)
+Entmax15LossFunction = function_alias("Entmax15LossFunction", entmax15_loss, __name__)
+SparsemaxBisectLossFunction = function_alias("SparsemaxBisectLossFunction", sparsemax_bisect_loss, __name__)
+EntmaxBisectLossFunction = function_alias("EntmaxBisectLossFunction", entmax_bisect_loss, __name__)
+NormmaxBisectLossFunction = function_alias("NormmaxBisectLossFunction", normmax_bisect_loss, __name__)

@@ -13,6 +13,8 @@ and ignored. Along ``dim``, for a row x:
 import torch
 import torch.nn as nn
 
+from sparcon._function_alias import function_alias
+
 _ops = torch.ops.sparcon
 
 
@@ -22,32 +24,15 @@ def _as_alpha_tensor(alpha, X):
     return alpha
 
 
-def _per_row(fn, X, param, dim, name):
-    """Apply fn(X, float, dim) with a per-row parameter (float, or tensor broadcastable to X with
-    size 1 along dim). The op takes one float, so rows are grouped by their distinct values;
-    there is no gradient with respect to the parameter (as in entmax)."""
+def _per_row(fn, fn_tensor, X, param, dim):
+    """fn(X, float, dim) for a number (or a one-element tensor) ``param``, else
+    fn_tensor(X, tensor, dim) with one value per row (a tensor broadcastable to X with size 1
+    along dim). There is no gradient with respect to the parameter (as in entmax)."""
     if not isinstance(param, torch.Tensor):
         return fn(X, float(param), dim)
     if param.numel() == 1:
         return fn(X, float(param.reshape(())), dim)
-    if X.dim() == 0:
-        raise ValueError("sparcon: X must have at least one dimension, got a 0-d tensor")
-    d = dim if dim >= 0 else dim + X.dim()
-    shape = list(X.shape)
-    if not 0 <= d < X.dim():
-        raise ValueError(f"sparcon: dim = {dim} is out of range for X of {X.dim()} dimensions")
-    shape[d] = 1
-    try:
-        p = param.detach().to(X.device).expand(shape)
-    except RuntimeError:
-        raise ValueError(
-            f"sparcon: {name} of shape {list(param.shape)} must broadcast to {shape} "
-            "(the shape of X with size 1 along dim)") from None
-    out = None
-    for v in torch.unique(p):
-        r = fn(X, float(v), dim)
-        out = r if out is None else torch.where(p == v, r, out)
-    return out
+    return fn_tensor(X, _as_alpha_tensor(param.detach(), X).to(X.device), dim)
 
 
 def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True):
@@ -116,7 +101,7 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50):
     -------
     P : torch.Tensor, same shape and dtype as X, ``P.sum(dim) == 1``.
     """
-    return _per_row(_ops.normmax, X, alpha, dim, "alpha")
+    return _per_row(_ops.normmax, _ops.normmax_tensor_alpha, X, alpha, dim)
 
 
 def budget_bisect(X, budget=2, dim=-1, n_iter=50):
@@ -138,7 +123,7 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50):
     -------
     P : torch.Tensor, same shape and dtype as X, ``P.sum(dim) == budget``.
     """
-    return _per_row(_ops.budget, X, budget, dim, "budget")
+    return _per_row(_ops.budget, _ops.budget_tensor, X, budget, dim)
 
 
 class SparsemaxBisect(nn.Module):
@@ -194,3 +179,9 @@ class BudgetBisect(nn.Module):
 
     def forward(self, X):
         return budget_bisect(X, budget=self.budget, dim=self.dim, n_iter=self.n_iter)
+
+
+EntmaxBisectFunction = function_alias("EntmaxBisectFunction", entmax_bisect, __name__)
+SparsemaxBisectFunction = function_alias("SparsemaxBisectFunction", sparsemax_bisect, __name__)
+NormmaxBisectFunction = function_alias("NormmaxBisectFunction", normmax_bisect, __name__)
+BudgetBisectFunction = function_alias("BudgetBisectFunction", budget_bisect, __name__)

@@ -493,6 +493,29 @@ PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
   return SumPowersOf<kPowerGeneral>(y, n, w);
 }
 
+double MichelotOffset(const double* y, std::size_t n, double a) {
+  const hn::ScalableTag<double> d;
+  using V = hn::Vec<decltype(d)>;
+  const V a_vector = hn::Set(d, a);
+  double bound = -kInf<double>, offset = 1;
+  for (std::size_t size = n + 1;;) {
+    const V b = hn::Set(d, bound);
+    V sum = hn::Zero(d);
+    std::size_t count = 0;
+    // The -inf padding of a tail is never above a bound.
+    ForEachVector(d, y, n, -kInf<double>, [&](std::size_t, V v, std::size_t) HWY_ATTR {
+      const auto in = hn::Gt(v, b);
+      sum = hn::Add(sum, hn::IfThenElseZero(in, hn::Mul(a_vector, v)));
+      count += hn::CountTrue(d, in);
+    });
+    // count >= 1: offset_S >= 1/|S| > 0 puts every bound below the maximum, y = 0.
+    offset = (1 - hn::GetLane(hn::SumOfLanes(d, sum))) / static_cast<double>(count);
+    if (count == size) return offset;
+    size = count;
+    bound = -offset / a;
+  }
+}
+
 // Non-template entry points, one per type, for HWY_EXPORT.
 void ScanF(CandidateScan<float>& s) { Scan(s); }
 void ScanD(CandidateScan<double>& s) { Scan(s); }
@@ -536,6 +559,7 @@ HWY_AFTER_NAMESPACE();
 namespace sparcon::simd {
 
 HWY_EXPORT(SumPowers);
+HWY_EXPORT(MichelotOffset);
 HWY_EXPORT(ScanF);
 HWY_EXPORT(ScanD);
 HWY_EXPORT(CollectF);
@@ -557,6 +581,10 @@ HWY_EXPORT(WeightedCenterD);
 
 PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& params) {
   return HWY_DYNAMIC_DISPATCH(SumPowers)(y, n, params);
+}
+
+double michelot_offset(const double* y, std::size_t n, double a) {
+  return HWY_DYNAMIC_DISPATCH(MichelotOffset)(y, n, a);
 }
 
 template <>

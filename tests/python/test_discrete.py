@@ -37,6 +37,32 @@ def test_gradcheck_x(name, dim):
     assert gradcheck(lambda t: GRAD_MAPS[name](t, dim), (x,), eps=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("dim", [0, -1])
+def test_gradgradcheck_entmax_family(dim):
+    # create_graph=True: the ops' backward is itself differentiable for the alpha-entmax maps.
+    x = rand(3, 6, seed=21).requires_grad_()
+    for f in (lambda x: ops.softmax(x, dim), lambda x: ops.sparsemax(x, dim), lambda x: ops.entmax15(x, dim),
+              lambda x: ops.entmax(x, 1.3, dim), lambda x: ops.entmax(x, 2.5, dim),
+              lambda x: ops.entmax(x, 0.7, dim), lambda x: sparcon.entmax_bisect(x, 1.6, dim)):
+        assert torch.autograd.gradgradcheck(f, (x,))
+    # A second derivative reaches x through a gradient penalty (entmax's own test of it).
+    p = sparcon.entmax15(x, dim)
+    g, = torch.autograd.grad((p * p).sum(), x, create_graph=True)
+    assert g.requires_grad
+    g.pow(2).sum().backward()
+    assert x.grad.abs().sum() > 0
+
+
+def test_double_backward_refused_where_not_implemented():
+    x = rand(3, 6, seed=22).requires_grad_()
+    for f in (lambda x: ops.normmax(x, 2.0, -1), lambda x: ops.budget(x, 2.0, -1),
+              lambda x: ops.entmax_tensor_alpha(x, torch.full((3, 1), 1.5, dtype=x.dtype), -1)):
+        out = f(x)
+        with pytest.raises(ValueError, match="double backward"):
+            torch.autograd.grad((out * out).sum(), x, create_graph=True)
+        torch.autograd.grad((f(x) * f(x)).sum(), x)  # the first derivative alone is fine
+
+
 @pytest.mark.parametrize("dim", [-1, 1])
 def test_gradcheck_tensor_alpha(dim):
     x = rand(3, 4, 6, seed=2).requires_grad_()
@@ -184,6 +210,19 @@ def test_per_row_tensor_budget_and_normmax_alpha():
         torch.testing.assert_close(q[i], normmax_ref(x[i:i + 1], float(a[i]))[0], rtol=0, atol=1e-12)
     # a one-element tensor is the same as the float
     assert torch.equal(sparcon.budget_bisect(x, torch.tensor(2.0)), sparcon.budget_bisect(x, 2.0))
+    # A distinct value in every row, along dim 0, with a gradient to X (none to the parameter).
+    y = rand(6, 30, seed=16, scale=0.7).requires_grad_()
+    b = torch.linspace(1.1, 4.9, 30, dtype=torch.float64).reshape(1, 30).requires_grad_()
+    a = torch.linspace(1.2, 3.8, 30, dtype=torch.float64).reshape(1, 30)
+    pb, pa = sparcon.budget_bisect(y, b, dim=0), sparcon.normmax_bisect(y, a, dim=0)
+    for j in range(30):
+        torch.testing.assert_close(pb[:, j], budget_ref(y[:, j].detach()[None], float(b[0, j]))[0], rtol=0, atol=1e-12)
+        torch.testing.assert_close(pa[:, j], normmax_ref(y[:, j].detach()[None], float(a[0, j]))[0], rtol=0, atol=1e-12)
+    (pb.sum() + (pa * pa).sum()).backward()
+    assert y.grad is not None and b.grad is None
+    assert gradcheck(lambda y: sparcon.normmax_bisect(y, a, dim=0), (y.detach().clone().requires_grad_(),))
+    with pytest.raises(ValueError, match="budget"):
+        sparcon.budget_bisect(y, torch.ones(2, 3, dtype=torch.float64))
 
 
 def test_return_support_size():

@@ -96,3 +96,27 @@ def test_library_from_environment_variable():
     res = _import_in_subprocess({"SPARCON_LIBRARY": lib})
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[0.0, 1.0]"
+
+
+def test_function_class_names_apply_the_functions():
+    # entmax's autograd Function names, called the way entmax code calls them (positional, in
+    # the order of entmax's forward(ctx, ...)).
+    from sparcon.activations import Entmax15Function, SparsemaxFunction
+    from sparcon.losses import (Entmax15LossFunction, EntmaxBisectLossFunction, NormmaxBisectLossFunction,
+                                SparsemaxBisectLossFunction, SparsemaxLossFunction)
+    from sparcon.root_finding import (BudgetBisectFunction, EntmaxBisectFunction, NormmaxBisectFunction,
+                                      SparsemaxBisectFunction)
+    x = torch.randn(4, 6, dtype=torch.float64)
+    y = torch.tensor([0, 5, 2, 1])
+    assert torch.equal(SparsemaxFunction.apply(x, 0), entmax.sparsemax(x, 0))
+    assert torch.equal(Entmax15Function.apply(x, -1, None), entmax.entmax15(x, -1))
+    assert torch.equal(EntmaxBisectFunction.apply(x, 1.3, -1, 50, True), entmax.entmax_bisect(x, 1.3, -1))
+    assert torch.equal(SparsemaxBisectFunction.apply(x, 0, 50), entmax.sparsemax_bisect(x, 0))
+    assert torch.equal(NormmaxBisectFunction.apply(x, 3.0, -1), entmax.normmax_bisect(x, 3.0))
+    assert torch.equal(BudgetBisectFunction.apply(x, 2, -1), entmax.budget_bisect(x, 2))
+    assert torch.equal(SparsemaxLossFunction.apply(x, y), entmax.sparsemax_loss(x, y))
+    assert torch.equal(Entmax15LossFunction.apply(x, y, None), entmax.entmax15_loss(x, y))
+    assert torch.equal(SparsemaxBisectLossFunction.apply(x, y, 50), entmax.sparsemax_bisect_loss(x, y))
+    assert torch.equal(EntmaxBisectLossFunction.apply(x, y, 1.7, 50), entmax.entmax_bisect_loss(x, y, 1.7))
+    assert torch.equal(NormmaxBisectLossFunction.apply(x, y, 2.5), entmax.normmax_bisect_loss(x, y, 2.5))
+    assert "not a torch.autograd.function" in SparsemaxFunction.__doc__.lower()

@@ -2,6 +2,8 @@
 // family, the map and its parameter passed as arguments.
 #include <torch/autograd.h>
 
+#include <limits>
+
 #include "sparcon/discrete.h"
 #include "sparcon/torch/ops.h"
 #include "tensor_rows.h"
@@ -24,19 +26,20 @@ Family<T> family_of(Map map, double parameter, std::span<const T> per_row) {
   TORCH_CHECK_VALUE(false, "sparcon: unknown map");
 }
 
-// alpha broadcast to one value per row of the RowView of x (size 1 along dim).
-at::Tensor alpha_rows(const at::Tensor& alpha, const at::Tensor& x, const RowView& view) {
+// A tensor parameter (alpha, or the budget) broadcast to one value per row of the RowView of
+// x (size 1 along dim); fn and name for messages.
+at::Tensor alpha_rows(const at::Tensor& alpha, const at::Tensor& x, const RowView& view, const char* fn,
+                      const char* name) {
   std::vector<std::int64_t> shape = x.sizes().vec();
   shape[static_cast<std::size_t>(view.dim)] = 1;
-  TORCH_CHECK_VALUE(alpha.dim() <= x.dim(), "sparcon.entmax: alpha of shape ", alpha.sizes(),
+  TORCH_CHECK_VALUE(alpha.dim() <= x.dim(), "sparcon.", fn, ": ", name, " of shape ", alpha.sizes(),
                     " has more dimensions than x of shape ", x.sizes());
   at::Tensor expanded;
   try {
     expanded = alpha.expand(shape);
   } catch (const c10::Error&) {
-    TORCH_CHECK_VALUE(false, "sparcon.entmax: alpha of shape ", alpha.sizes(),
-                      " must broadcast to ", at::IntArrayRef(shape),
-                      " (the shape of x with size 1 along dim)");
+    TORCH_CHECK_VALUE(false, "sparcon.", fn, ": ", name, " of shape ", alpha.sizes(), " must broadcast to ",
+                      at::IntArrayRef(shape), " (the shape of x with size 1 along dim)");
   }
   return expanded.movedim(view.dim, -1).to(view.rows.scalar_type()).contiguous();
 }
@@ -55,7 +58,8 @@ MapRows map_rows(const at::Tensor& x, const at::Tensor& alpha, std::int64_t map,
   const char* fn = kNames[map];
   MapRows out{to_rows(x, dim, fn), {}, {}};
   const bool tensor_alpha = alpha.defined() && alpha.numel() > 0;
-  if (tensor_alpha) out.per_row = alpha_rows(alpha, x, out.view);
+  if (tensor_alpha)
+    out.per_row = alpha_rows(alpha, x, out.view, fn, static_cast<Map>(map) == Map::budget ? "budget" : "alpha");
   out.p = at::empty_like(out.view.rows);
   with_type(out.view.rows.scalar_type(), [&](auto t) {
     using T = decltype(t);
@@ -67,19 +71,38 @@ MapRows map_rows(const at::Tensor& x, const at::Tensor& alpha, std::int64_t map,
   return out;
 }
 
+// The backward of the alpha-entmax maps in ATen operations, so that autograd can differentiate
+// it again (create_graph=True): dx = s (g - q), q = sum s g / sum s, with s = p^(2 - alpha) on
+// the support (softmax: s = p; sparsemax: s = 1[p > 0]; entmax-1.5: s = sqrt(p)). The power
+// goes through where(p > 0, p, 1) so that its derivative is finite where p = 0. p and g are
+// in the row layout (the map's axis last).
+at::Tensor differentiable_backward(const at::Tensor& p, const at::Tensor& g, double alpha) {
+  const at::Tensor inside = p > 0;
+  const at::Tensor safe = at::where(inside, p, at::ones_like(p));
+  const at::Tensor s = alpha == 1 ? p
+                       : alpha == 2 ? inside.to(p.scalar_type())
+                                    : at::where(inside, alpha == 1.5 ? safe.sqrt() : safe.pow(2 - alpha),
+                                                at::zeros_like(p));
+  const at::Tensor q = (s * g).sum(-1, true) / s.sum(-1, true).clamp_min(std::numeric_limits<double>::min());
+  return s * (g - q);
+}
+
 class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
  public:
   static at::Tensor forward(::torch::autograd::AutogradContext* ctx, const at::Tensor& x,
                             const at::Tensor& alpha, std::int64_t map, double parameter,
                             std::int64_t dim) {
     MapRows r = map_rows(x, alpha, map, parameter, dim);
+    at::Tensor out = from_rows(r.p, r.view);
     // alpha is an empty tensor when the parameter is a shared number (torch 1.13's
-    // autograd::Function cannot take undefined tensors); so is the saved per_row.
-    ctx->save_for_backward({r.p, r.per_row.defined() ? r.per_row : at::empty({0}, r.p.options())});
+    // autograd::Function cannot take undefined tensors); so is the saved per_row. p in the row
+    // layout serves the core's backward; the output itself (which autograd links to this
+    // node) the differentiable backward of create_graph=True.
+    ctx->save_for_backward({r.p, r.per_row.defined() ? r.per_row : at::empty({0}, r.p.options()), out});
     ctx->saved_data["map, parameter, dim"] =
         std::vector<double>{static_cast<double>(map), parameter, static_cast<double>(r.view.dim)};
     if (r.per_row.defined()) ctx->saved_data["alpha_sizes"] = alpha.sizes().vec();
-    return from_rows(r.p, r.view);
+    return out;
   }
 
   static ::torch::autograd::variable_list backward(::torch::autograd::AutogradContext* ctx,
@@ -93,6 +116,21 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
     const auto dim = static_cast<std::int64_t>(args[2]);
     RowView view = to_rows(grads[0], dim, "discrete map backward", "grad");
     at::Tensor g = view.rows.to(p.scalar_type());
+    // create_graph=True: the gradient must itself be differentiable, which the core's backward
+    // is not. The alpha-entmax maps with a number alpha have it in ATen operations; the others
+    // refuse rather than give a silently wrong (zero) second derivative.
+    if (::torch::autograd::GradMode::is_enabled()) {
+      const bool entmax_family = map == Map::softmax || map == Map::sparsemax || map == Map::entmax15 ||
+                                 (map == Map::entmax && per_row.numel() == 0);
+      TORCH_CHECK_VALUE(entmax_family, "sparcon.", kNames[static_cast<int>(map)],
+                        ": double backward (create_graph=True) is implemented for softmax, sparsemax, entmax15 "
+                        "and entmax with a number alpha, not for ",
+                        map == Map::entmax ? "a tensor alpha" : kNames[static_cast<int>(map)]);
+      const double alpha = map == Map::softmax ? 1 : map == Map::sparsemax ? 2 : map == Map::entmax15 ? 1.5 : parameter;
+      const at::Tensor p_linked = to_rows(saved[2], dim, "discrete map backward", "p").rows.to(p.scalar_type());
+      return {from_rows(differentiable_backward(p_linked, g, alpha), view), at::Tensor(), at::Tensor(), at::Tensor(),
+              at::Tensor()};
+    }
     at::Tensor dx = at::empty_like(p);
     at::Tensor dalpha;
     with_type(p.scalar_type(), [&](auto t) {
@@ -102,7 +140,7 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
       core([&] {
         sparcon::backward(fam, const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dx), view.shape, threads());
       });
-      if (per_row.numel() > 0) {
+      if (per_row.numel() > 0 && map == Map::entmax) {  // normmax and budget: no gradient to the parameter
         dalpha = at::empty_like(per_row);
         core([&] {
           sparcon::entmax_alpha_backward(const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dalpha),
@@ -150,8 +188,16 @@ at::Tensor entmax(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim
 at::Tensor normmax(const at::Tensor& x, double alpha, std::int64_t dim) {
   return detail::apply(x, {}, Map::normmax, alpha, dim);
 }
+at::Tensor normmax(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim) {
+  detail::check_floating(alpha, "normmax", "alpha");
+  return detail::apply(x, alpha.detach(), Map::normmax, 0, dim);
+}
 at::Tensor budget(const at::Tensor& x, double budget, std::int64_t dim) {
   return detail::apply(x, {}, Map::budget, budget, dim);
+}
+at::Tensor budget(const at::Tensor& x, const at::Tensor& budget, std::int64_t dim) {
+  detail::check_floating(budget, "budget", "budget");
+  return detail::apply(x, budget.detach(), Map::budget, 0, dim);
 }
 
 }  // namespace sparcon::torch

@@ -13,6 +13,14 @@ at::Tensor entmax_scalar(const at::Tensor& x, double alpha, std::int64_t dim) { 
 at::Tensor entmax_tensor(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim) {
   return ops::entmax(x, alpha, dim);
 }
+at::Tensor normmax_scalar(const at::Tensor& x, double alpha, std::int64_t dim) { return ops::normmax(x, alpha, dim); }
+at::Tensor budget_scalar(const at::Tensor& x, double budget, std::int64_t dim) { return ops::budget(x, budget, dim); }
+at::Tensor normmax_tensor(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim) {
+  return ops::normmax(x, alpha, dim);
+}
+at::Tensor budget_tensor(const at::Tensor& x, const at::Tensor& budget, std::int64_t dim) {
+  return ops::budget(x, budget, dim);
+}
 at::Tensor loss(const at::Tensor& x, const at::Tensor& target, std::string map, double parameter,
                 std::int64_t ignore_index) {
   return ops::fenchel_young_loss(x, target, map, parameter, ignore_index);
@@ -30,8 +38,10 @@ TORCH_LIBRARY(sparcon, m) {
   m.def("entmax15(Tensor x, int dim=-1) -> Tensor", &ops::entmax15);
   m.def("entmax(Tensor x, float alpha, int dim=-1) -> Tensor", &entmax_scalar);
   m.def("entmax_tensor_alpha(Tensor x, Tensor alpha, int dim=-1) -> Tensor", &entmax_tensor);
-  m.def("normmax(Tensor x, float alpha, int dim=-1) -> Tensor", &ops::normmax);
-  m.def("budget(Tensor x, float budget, int dim=-1) -> Tensor", &ops::budget);
+  m.def("normmax(Tensor x, float alpha, int dim=-1) -> Tensor", &normmax_scalar);
+  m.def("normmax_tensor_alpha(Tensor x, Tensor alpha, int dim=-1) -> Tensor", &normmax_tensor);
+  m.def("budget(Tensor x, float budget, int dim=-1) -> Tensor", &budget_scalar);
+  m.def("budget_tensor(Tensor x, Tensor budget, int dim=-1) -> Tensor", &budget_tensor);
   m.def("fenchel_young_loss(Tensor x, Tensor target, str map, float parameter=0, int ignore_index=-100) -> Tensor",
         &loss);
   m.def("continuous_expectation(Tensor mu, Tensor sigma, Tensor centers, Tensor widths, float alpha=1) -> Tensor",

@@ -29,8 +29,14 @@ at::Tensor entmax(const at::Tensor& x, double alpha, std::int64_t dim = -1);
 at::Tensor entmax(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim = -1);
 /// alpha-normmax (alpha > 1): argmax_p <p, x> - ||p||_alpha over the simplex.
 at::Tensor normmax(const at::Tensor& x, double alpha, std::int64_t dim = -1);
+/// The same with one alpha per row: a floating tensor broadcastable to x with size 1 along dim;
+/// no gradient to alpha.
+at::Tensor normmax(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim = -1);
 /// Projection onto the capped simplex {0 <= p <= 1, sum p = budget}, 0 < budget <= n.
 at::Tensor budget(const at::Tensor& x, double budget, std::int64_t dim = -1);
+/// The same with one budget per row (a floating tensor broadcastable to x with size 1 along
+/// dim); no gradient to the budget.
+at::Tensor budget(const at::Tensor& x, const at::Tensor& budget, std::int64_t dim = -1);
 
 /// The discrete maps by name, for the losses: "softmax", "sparsemax", "entmax15", "entmax",
 /// "normmax" (parameter = alpha for the last two).
