@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
       experiment.variants = {"softmax", "sparsemax", "entmax15", "cont-softmax-32", "cont-sparsemax-32",
                              "disc-softmax-32", "disc-sparsemax-32"};
     } else {
-      // Scaled for a 2-core CPU (about 100 minutes): the whole training split, documents cut at
+      // Scaled for a 2-core CPU (about 80 minutes): the whole training split, documents cut at
       // 160 tokens, a 32-unit BiLSTM, at most 4 epochs with early stopping.
       data_options.max_length = 160;
       experiment.train.epochs = 4;
