@@ -28,9 +28,8 @@ Differences from ``entmax``. On inputs where entmax is inexact, crashes or retur
   fails there) and the gradient with respect to a tensor alpha at exactly 1 is the limit;
 - entries equal to -inf get probability 0 and contribute 0 to losses (no 0 * inf NaN); a row
   that is entirely -inf maps to all zeros;
-- a tensor ``alpha`` / ``budget`` for normmax_bisect / budget_bisect (one op call for all rows)
-  and a per-row alpha for the losses (one call per distinct value) are supported, with no
-  gradient to them, as in entmax;
+- a tensor ``alpha`` / ``budget`` for normmax_bisect / budget_bisect and a per-row alpha for
+  the losses are supported (one op call for all rows), with no gradient to them, as in entmax;
 - the losses also accept a keyword-only ``ignore_index`` (rows with that target get loss 0),
   and the modules mask any ``ignore_index`` (entmax masks only ignore_index >= 0);
 - bad arguments raise ValueError naming the argument instead of asserting or producing NaN

@@ -27,18 +27,15 @@ def _fy(X, target, map_name, parameter, ignore_index, name):
         return _ops.fenchel_young_loss(X, target, map_name, float(parameter), int(ignore_index))
     if parameter.numel() == 1:
         return _ops.fenchel_young_loss(X, target, map_name, float(parameter.reshape(())), int(ignore_index))
-    # One alpha per row: (n,) or (n, 1). The op takes a float, so group rows by value
-    # (no gradient with respect to alpha, as in entmax).
+    # One alpha per row: (n,) or (n, 1); no gradient with respect to alpha, as in entmax.
     n = X.shape[0] if X.dim() > 0 else 0
     if parameter.numel() != n:
         raise ValueError(f"sparcon.{map_name}_loss: {name} of shape {list(parameter.shape)} must be a "
                          f"scalar or hold one value per row of X ({n})")
     per_row = parameter.detach().reshape(-1).to(X.device)
-    out = None
-    for v in torch.unique(per_row):
-        r = _ops.fenchel_young_loss(X, target, map_name, float(v), int(ignore_index))
-        out = r if out is None else torch.where(per_row == v, r, out)
-    return out
+    if not per_row.is_floating_point():
+        per_row = per_row.to(X.dtype)
+    return _ops.fenchel_young_loss_per_row(X, target, map_name, per_row, int(ignore_index))
 
 
 def _support(P):

@@ -67,6 +67,23 @@ def test_per_row_tensor_alpha_loss():
     assert torch.equal(sparcon.entmax_bisect_loss(X, y, torch.tensor(1.5)), sparcon.entmax_bisect_loss(X, y, 1.5))
     with pytest.raises(ValueError, match="alpha"):
         sparcon.entmax_bisect_loss(X, y, torch.ones(4) * 1.5)
+    # A distinct alpha in every row, normmax too, with ignore_index and a gradient to X only.
+    alpha = torch.linspace(1.1, 3.0, 6, dtype=torch.float64).requires_grad_()
+    y2 = y.clone()
+    y2[2] = -100
+    Xg = X.clone().requires_grad_()
+    loss = sparcon.entmax_bisect_loss(Xg, y2, alpha)
+    norm = sparcon.normmax_bisect_loss(Xg, y2, alpha + 0.5)
+    for i in range(6):
+        a = float(alpha[i])
+        want = 0.0 if i == 2 else float(tsallis_fy_loss_ref(X[i:i + 1], y2[i:i + 1], a)[0])
+        torch.testing.assert_close(loss[i].item(), want, rtol=0, atol=1e-12)
+        want = 0.0 if i == 2 else float(normmax_fy_loss_ref(X[i:i + 1], y2[i:i + 1], a + 0.5)[0])
+        torch.testing.assert_close(norm[i].item(), want, rtol=0, atol=1e-12)
+    (loss.sum() + norm.sum()).backward()
+    assert alpha.grad is None and Xg.grad is not None and torch.equal(Xg.grad[2], torch.zeros(X.shape[1], dtype=X.dtype))
+    with pytest.raises(ValueError, match="parameter"):
+        ops.fenchel_young_loss_per_row(X, y, "sparsemax", torch.ones(6, dtype=X.dtype), -100)
 
 
 def test_return_support():

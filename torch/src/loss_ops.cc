@@ -9,13 +9,18 @@ namespace sparcon::torch {
 namespace detail {
 namespace {
 
+// The map's family with the number `parameter`, or one alpha per row (per_row not empty).
 template <class T>
-Family<T> loss_family(const std::string& map, double parameter) {
+Family<T> loss_family(const std::string& map, double parameter, std::span<const T> per_row) {
+  const PerRow<T> value = per_row.empty() ? PerRow<T>(static_cast<T>(parameter)) : PerRow<T>(per_row);
+  const bool fixed = map == "softmax" || map == "sparsemax" || map == "entmax15";
+  TORCH_CHECK_VALUE(!fixed || per_row.empty(), "sparcon.fenchel_young_loss: map = '", map,
+                    "' takes no parameter, got one per row");
   if (map == "softmax") return Family<T>::softmax();
   if (map == "sparsemax") return Family<T>::sparsemax();
   if (map == "entmax15") return Family<T>::entmax15();
-  if (map == "entmax") return Family<T>::entmax(static_cast<T>(parameter));
-  if (map == "normmax") return Family<T>::normmax(static_cast<T>(parameter));
+  if (map == "entmax") return Family<T>::entmax(value);
+  if (map == "normmax") return Family<T>::normmax(value);
   TORCH_CHECK_VALUE(false, "sparcon.fenchel_young_loss: map = '", map,
                     "' must be one of softmax, sparsemax, entmax15, entmax, normmax");
 }
@@ -24,7 +29,7 @@ class FenchelYoungLoss : public ::torch::autograd::Function<FenchelYoungLoss> {
  public:
   static at::Tensor forward(::torch::autograd::AutogradContext* ctx, const at::Tensor& x,
                             const at::Tensor& target, const std::string& map, double parameter,
-                            std::int64_t ignore_index) {
+                            const at::Tensor& per_row_parameter, std::int64_t ignore_index) {
     const char* fn = "fenchel_young_loss";
     TORCH_CHECK_VALUE(x.dim() == 2, "sparcon.", fn, ": x must be 2-D (n, d), got shape ", x.sizes());
     TORCH_CHECK_VALUE(target.dim() == 1 && target.size(0) == x.size(0), "sparcon.", fn,
@@ -32,13 +37,20 @@ class FenchelYoungLoss : public ::torch::autograd::Function<FenchelYoungLoss> {
     TORCH_CHECK_VALUE(!at::isFloatingType(target.scalar_type()), "sparcon.", fn,
                       ": target must hold integer class indices, got ", target.scalar_type());
     RowView view = to_rows(x, -1, fn);
+    // One parameter per row, or an empty tensor for the number (torch 1.13's autograd::Function
+    // takes no undefined tensors).
+    const bool per_row = per_row_parameter.numel() > 0;
+    TORCH_CHECK_VALUE(!per_row || per_row_parameter.numel() == x.size(0), "sparcon.", fn, ": parameter of shape ",
+                      per_row_parameter.sizes(), " must hold one value per row of x (", x.size(0), ")");
+    const at::Tensor parameters = per_row_parameter.reshape(-1).to(view.rows.scalar_type()).contiguous();
     at::Tensor y = target.to(at::kLong).contiguous();
     at::Tensor loss = at::empty({x.size(0)}, view.rows.options());
     at::Tensor grad = at::empty_like(view.rows);
     with_type(view.rows.scalar_type(), [&](auto t) {
       using T = decltype(t);
       core([&] {
-        sparcon::fenchel_young_loss(loss_family<T>(map, parameter), const_span_of<T>(view.rows),
+        const auto family = loss_family<T>(map, parameter, per_row ? const_span_of<T>(parameters) : std::span<const T>());
+        sparcon::fenchel_young_loss(family, const_span_of<T>(view.rows),
                                     const_span_of<std::int64_t>(y), span_of<T>(loss), span_of<T>(grad),
                                     view.shape, ignore_index, threads());
       });
@@ -51,7 +63,7 @@ class FenchelYoungLoss : public ::torch::autograd::Function<FenchelYoungLoss> {
                                                    ::torch::autograd::variable_list grads) {
     const at::Tensor grad = ctx->get_saved_variables()[0];
     const at::Tensor dx = grad * grads[0].to(grad.scalar_type()).unsqueeze(1);
-    return {dx.to(grads[0].scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dx.to(grads[0].scalar_type()), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -60,7 +72,14 @@ class FenchelYoungLoss : public ::torch::autograd::Function<FenchelYoungLoss> {
 
 at::Tensor fenchel_young_loss(const at::Tensor& x, const at::Tensor& target, const std::string& map,
                               double parameter, std::int64_t ignore_index) {
-  return detail::FenchelYoungLoss::apply(x, target, map, parameter, ignore_index);
+  return detail::FenchelYoungLoss::apply(x, target, map, parameter, at::empty({0}, x.options()), ignore_index);
+}
+
+at::Tensor fenchel_young_loss(const at::Tensor& x, const at::Tensor& target, const std::string& map,
+                              const at::Tensor& parameter, std::int64_t ignore_index) {
+  detail::check_floating(parameter, "fenchel_young_loss", "parameter");
+  TORCH_CHECK_VALUE(parameter.numel() > 0, "sparcon.fenchel_young_loss: parameter is an empty tensor");
+  return detail::FenchelYoungLoss::apply(x, target, map, 0.0, parameter.detach(), ignore_index);
 }
 
 }  // namespace sparcon::torch

@@ -25,6 +25,10 @@ at::Tensor loss(const at::Tensor& x, const at::Tensor& target, std::string map, 
                 std::int64_t ignore_index) {
   return ops::fenchel_young_loss(x, target, map, parameter, ignore_index);
 }
+at::Tensor loss_per_row(const at::Tensor& x, const at::Tensor& target, std::string map, const at::Tensor& parameter,
+                        std::int64_t ignore_index) {
+  return ops::fenchel_young_loss(x, target, map, parameter, ignore_index);
+}
 at::Tensor ridge(const at::Tensor& centers, const at::Tensor& widths, std::vector<std::int64_t> grid,
                  double lam) {
   return ops::ridge_matrix(centers, widths, grid, lam);
@@ -44,6 +48,9 @@ TORCH_LIBRARY(sparcon, m) {
   m.def("budget_tensor(Tensor x, Tensor budget, int dim=-1) -> Tensor", &budget_tensor);
   m.def("fenchel_young_loss(Tensor x, Tensor target, str map, float parameter=0, int ignore_index=-100) -> Tensor",
         &loss);
+  m.def("fenchel_young_loss_per_row(Tensor x, Tensor target, str map, Tensor parameter, int ignore_index=-100) "
+        "-> Tensor",
+        &loss_per_row);
   m.def("continuous_expectation(Tensor mu, Tensor sigma, Tensor centers, Tensor widths, float alpha=1) -> Tensor",
         &ops::continuous_expectation);
   m.def("ridge_matrix(Tensor centers, Tensor widths, int[] grid, float lam) -> Tensor", &ridge);

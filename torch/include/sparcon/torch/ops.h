@@ -44,6 +44,10 @@ at::Tensor budget(const at::Tensor& x, const at::Tensor& budget, std::int64_t di
 /// p - e_y; rows whose target equals ignore_index get loss 0 and no gradient.
 at::Tensor fenchel_young_loss(const at::Tensor& x, const at::Tensor& target, const std::string& map,
                               double parameter = 0, std::int64_t ignore_index = -100);
+/// The same with one alpha per row for "entmax" and "normmax": a floating tensor of n values;
+/// no gradient to it.
+at::Tensor fenchel_young_loss(const at::Tensor& x, const at::Tensor& target, const std::string& map,
+                              const at::Tensor& parameter, std::int64_t ignore_index = -100);
 
 /// r = E_p[psi_j] (continuous.h): 1D mu (B), sigma (B) variance scales, centers (N), widths (N);
 /// 2D mu (B, 2), sigma (B, 2, 2), centers (N, 2), widths (N, 2, 2). Returns (B, N).
