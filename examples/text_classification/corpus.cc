@@ -22,14 +22,30 @@ std::string strip_headers(const std::string& raw) {
   return {};
 }
 
+namespace {
+
+// The message files data_dir/<group>/*.json, sorted (group, then file name).
+std::vector<std::filesystem::path> message_files(const std::filesystem::path& data_dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& group : std::filesystem::directory_iterator(data_dir)) {
+    if (!group.is_directory()) continue;
+    for (const auto& file : std::filesystem::directory_iterator(group.path()))
+      if (file.path().extension() == ".json") files.push_back(file.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
 bool has_header_block(const std::string& text) {
-  // An mbox "From " line, or "Name: value" (a field name of letters, digits and hyphens) ...
-  if (text.rfind("From ", 0) == 0) return text.find("\n\n") != std::string::npos || text.find("\n\r\n") != std::string::npos;
+  // An empty line that ends the block ...
+  if (text.find("\n\n") == std::string::npos && text.find("\n\r\n") == std::string::npos) return false;
+  // ... after an mbox "From " line or "Name: value" (a field name of letters, digits, hyphens).
+  if (text.rfind("From ", 0) == 0) return true;
   std::size_t i = 0;
   while (i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '-')) ++i;
-  if (i == 0 || i + 1 >= text.size() || text[i] != ':' || (text[i + 1] != ' ' && text[i + 1] != '\t')) return false;
-  // ... and an empty line that ends the block.
-  return text.find("\n\n") != std::string::npos || text.find("\n\r\n") != std::string::npos;
+  return i > 0 && i + 1 < text.size() && text[i] == ':' && (text[i + 1] == ' ' || text[i + 1] == '\t');
 }
 
 int label_of_group(const std::string& group) { return group.rfind("spam", 0) == 0 ? 1 : 0; }
@@ -45,11 +61,7 @@ std::filesystem::path corpus_directory(const std::filesystem::path& cache) {
   std::string sha1;
   std::size_t expected = 0;
   if (in >> sha1 >> expected) {
-    std::size_t found = 0;
-    for (const auto& group : std::filesystem::directory_iterator(data))
-      if (group.is_directory())
-        for (const auto& file : std::filesystem::directory_iterator(group.path()))
-          found += file.path().extension() == ".json";
+    const std::size_t found = message_files(data).size();
     if (found != expected)
       throw std::runtime_error("the SpamAssassin corpus in " + cache.string() + " holds " + std::to_string(found) +
                                " messages, its COMPLETE marker says " + std::to_string(expected) + ": run `" +
@@ -61,13 +73,7 @@ std::filesystem::path corpus_directory(const std::filesystem::path& cache) {
 std::vector<Message> load_corpus(const std::filesystem::path& data_dir) {
   if (!std::filesystem::is_directory(data_dir))
     throw std::runtime_error("no corpus directory " + data_dir.string() + ": run `" + kFetchCommand + "`");
-  std::vector<std::filesystem::path> files;
-  for (const auto& group : std::filesystem::directory_iterator(data_dir)) {
-    if (!group.is_directory()) continue;
-    for (const auto& file : std::filesystem::directory_iterator(group.path()))
-      if (file.path().extension() == ".json") files.push_back(file.path());
-  }
-  std::sort(files.begin(), files.end());
+  const std::vector<std::filesystem::path> files = message_files(data_dir);
   std::vector<Message> messages;
   messages.reserve(files.size());
   for (const auto& path : files) {

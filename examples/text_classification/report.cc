@@ -8,19 +8,13 @@
 #include <system_error>
 
 #include "atomic_file.h"
+#include "results.h"
 
 namespace spam {
 namespace {
 
 constexpr double kPlotWidth = 1000.0;  // SVG user units; the plot is stretched to the page width
 constexpr double kPlotHeight = 100.0;
-
-std::string fixed(double value, int decimals) {
-  if (!std::isfinite(value)) return "n/a";
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 std::string label_name(int label) {
   if (label == 1) return "spam";

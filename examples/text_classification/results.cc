@@ -10,7 +10,6 @@
 #include "atomic_file.h"
 
 namespace spam {
-namespace {
 
 std::string fixed(double value, int decimals) {
   if (!std::isfinite(value)) return "n/a";
@@ -18,6 +17,8 @@ std::string fixed(double value, int decimals) {
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
   return buffer;
 }
+
+namespace {
 
 nlohmann::json number_or_null(double value) {
   return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
@@ -80,9 +81,9 @@ std::string results_table_markdown(const std::vector<VariantResult>& results) {
       "|---|---:|---:|---:|---:|\n";
   for (const auto& r : results) {
     const Summary accuracy = summarize(r.accuracies);
-    const std::string sd_text = std::isfinite(accuracy.sd) ? fixed(100.0 * accuracy.sd, 2) : "n/a";
-    const std::string accuracy_text =
-        std::isfinite(accuracy.mean) ? fixed(100.0 * accuracy.mean, 2) + " ± " + sd_text : "n/a";
+    const std::string accuracy_text = std::isfinite(accuracy.mean)
+                                          ? fixed(100.0 * accuracy.mean, 2) + " ± " + fixed(100.0 * accuracy.sd, 2)
+                                          : "n/a";
     out += "| " + cell(r.name) + " | " + accuracy_text + " | " + std::to_string(r.accuracies.size()) + " | " +
            fixed(summarize(r.train_seconds).mean, 1) + " | " + fixed(100.0 * summarize(r.sparsity).mean, 1) +
            " |\n";

@@ -22,6 +22,9 @@ struct VariantResult {
 
 /// Mean and sample standard deviation (n - 1 in the denominator; 0 for one value; both NaN for
 /// none) of a series.
+/// value with `decimals` digits after the point ("%.*f"), or "n/a" when it is not finite.
+std::string fixed(double value, int decimals);
+
 struct Summary {
   double mean = 0.0;
   double sd = 0.0;

@@ -319,9 +319,9 @@ TrainResult train(const Dataset& data, const TrainOptions& options) {
     for (const auto& e : result.history)
       history.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"dev_accuracy", e.dev_accuracy},
                          {"seconds", e.seconds}});
-    const nlohmann::json state{{"options", to_json(options)}, {"data", fingerprint},  {"history", history},
+    const nlohmann::json state{{"options", to_json(options)}, {"data", fingerprint}, {"history", history},
                                {"best_epoch", result.best_epoch}, {"best_dev_accuracy", best_dev},
-                               {"max_length", options.max_length}, {"checkpoint", checkpoint}};
+                               {"checkpoint", checkpoint}};
     write_atomically(state_file, state.dump(2));
     remove_stale_checkpoints(options.out, state);
     std::fprintf(stderr, "  %s seed %llu epoch %zu: train loss %.4f, dev accuracy %.2f%%, %.1f s\n",
@@ -347,7 +347,11 @@ LoadedModel load_best(const fs::path& out) {
   for (std::string line; std::getline(vocabulary, line);) tokens.push_back(line);
   LoadedModel loaded;
   loaded.vocabulary = Vocabulary(std::move(tokens));
-  loaded.max_length = state.value("max_length", 400);
+  try {
+    loaded.max_length = state.at("data").at("max_length");  // what the run was trained on
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(state_file.string() + " lacks an entry (" + e.what() + "): the run directory is damaged");
+  }
   const auto& o = state.at("options");
   loaded.model = Classifier(ClassifierOptions{static_cast<std::int64_t>(loaded.vocabulary.size()), o.at("embedding"),
                                               o.at("hidden"), parse_variant(o.at("variant"))});

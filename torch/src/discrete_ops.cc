@@ -99,7 +99,7 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
     // layout serves the core's backward; the output itself (which autograd links to this
     // node) the differentiable backward of create_graph=True.
     ctx->save_for_backward({r.p, r.per_row.defined() ? r.per_row : at::empty({0}, r.p.options()), out});
-    ctx->saved_data["map, parameter, dim"] =
+    ctx->saved_data["map_parameter_dim"] =
         std::vector<double>{static_cast<double>(map), parameter, static_cast<double>(r.view.dim)};
     if (r.per_row.defined()) ctx->saved_data["alpha_sizes"] = alpha.sizes().vec();
     return out;
@@ -110,7 +110,7 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& p = saved[0];
     const at::Tensor& per_row = saved[1];
-    const auto args = ctx->saved_data["map, parameter, dim"].toDoubleVector();
+    const auto args = ctx->saved_data["map_parameter_dim"].toDoubleVector();
     const auto map = static_cast<Map>(args[0]);
     const double parameter = args[1];
     const auto dim = static_cast<std::int64_t>(args[2]);
