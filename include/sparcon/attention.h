@@ -1,5 +1,5 @@
-// sparcon/attention.h: continuous attention over sequences (1D) and images (2D), MATH.md
-// section 3.
+// sparcon/attention.h: continuous attention over sequences (1D) and images (2D), docs/math.md
+// sections 9 and 10.
 //
 // Example b has L_b <= L value vectors h_1..h_{L_b} in R^E (rows of `values`, padded to L) at
 // positions t_l = (l - 1/2)/L_b, and a density p_b (continuous.h) with location mu[b] and scale

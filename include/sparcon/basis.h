@@ -1,5 +1,5 @@
-// sparcon/basis.h: the value model of continuous attention (MATH.md section 3): Gaussian basis
-// functions and the ridge regression that fits V(t) = B psi(t) to the L value vectors of a
+// sparcon/basis.h: the value model of continuous attention (docs/math.md section 8): Gaussian
+// basis functions and the ridge regression that fits V(t) = B psi(t) to the L value vectors of a
 // sequence (positions t_l = (l - 1/2)/L) or an image (the grid analogue, see ImageSize).
 #pragma once
 

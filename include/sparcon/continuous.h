@@ -1,12 +1,13 @@
-// sparcon/continuous.h: continuous alpha-entmax densities in one and two dimensions (MATH.md
-// section 2) and their expectations of Gaussian basis functions (section 3), with gradients.
+// sparcon/continuous.h: continuous alpha-entmax densities in one and two dimensions
+// (docs/math.md section 6) and their expectations of Gaussian basis functions (section 7), with
+// gradients.
 //
 // For a quadratic score f(t) = -(t - mu)^2 / (2 sigma2) and alpha >= 1:
 //
 //   p = argmax_p E_p[f] - Omega_alpha(p),   p(t) = [(alpha - 1)(f(t) - tau)]_+^(1/(alpha-1))
 //
 // with tau such that p integrates to 1 (tau is in units of the score, the convention of the
-// beta-Gaussian; MATH.md's headline form [(alpha-1) f - tau'] has tau' = (alpha-1) tau, the same
+// beta-Gaussian; the paper's headline form [(alpha-1) f - tau'] has tau' = (alpha-1) tau, the same
 // for alpha = 2). alpha = 1 is the Gaussian N(mu, sigma2); alpha = 2 the truncated parabola
 //   p(t) = (a^2 - (t - mu)^2) / (2 sigma2) on [mu - a, mu + a],  a = (3 sigma2 / 2)^(1/3);
 // any alpha > 1 the beta-Gaussian, supported on |t - mu| <= a = sqrt(-2 tau sigma2), with

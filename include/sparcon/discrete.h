@@ -1,6 +1,6 @@
 // sparcon/discrete.h: the discrete alpha-entmax family over batches of rows.
 //
-// For a row x of length n and alpha > 0 (MATH.md section 1):
+// For a row x of length n and alpha > 0 (docs/math.md sections 1-2):
 //
 //   entmax_alpha(x) = argmax_{p in simplex} <p, x> + H^T_alpha(p)
 //   p_i = [(alpha - 1) x_i - tau]_+^(1/(alpha-1)),   tau such that sum_i p_i = 1

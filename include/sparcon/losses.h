@@ -1,4 +1,4 @@
-// sparcon/losses.h: Fenchel-Young losses of the discrete family (MATH.md section 1).
+// sparcon/losses.h: Fenchel-Young losses of the discrete family (docs/math.md section 5).
 //
 // For a row x with target class y (one-hot e_y) and p = map(x):
 //

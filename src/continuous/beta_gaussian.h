@@ -4,7 +4,7 @@
 
 namespace sparcon::detail {
 
-/// R of MATH.md section 2: with D the dimension and a1 = alpha - 1,
+/// R of docs/math.md section 6: with D the dimension and a1 = alpha - 1,
 ///   R = [Gamma(D/2 + alpha/a1) / (Gamma(alpha/a1) pi^(D/2)) (2/a1)^(1/a1)]^(a1/(2 + a1 D)),
 /// so that -tau = (R^2/2) det(Sigma)^(-1/(D + 2/a1)) (alpha > 1).
 double beta_gaussian_radius(double alpha, int dimension);

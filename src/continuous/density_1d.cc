@@ -1,4 +1,4 @@
-// Continuous alpha-entmax densities in 1D (sparcon/continuous.h, MATH.md section 2).
+// Continuous alpha-entmax densities in 1D (sparcon/continuous.h, docs/math.md section 6).
 #include <cmath>
 #include <limits>
 #include <numbers>

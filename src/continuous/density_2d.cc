@@ -1,4 +1,4 @@
-// Continuous alpha-entmax densities in 2D (sparcon/continuous.h, MATH.md section 2).
+// Continuous alpha-entmax densities in 2D (sparcon/continuous.h, docs/math.md section 6).
 #include <Eigen/Core>
 #include <Eigen/LU>
 #include <cmath>

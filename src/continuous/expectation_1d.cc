@@ -1,5 +1,5 @@
 // Expectations of Gaussian basis functions under 1D continuous alpha-entmax densities, and their
-// gradients (sparcon/continuous.h; MATH.md sections 2 and 3).
+// gradients (sparcon/continuous.h; docs/math.md sections 6, 7 and 11).
 //
 // For one density p (location mu, scale sigma2, half-width a) and one basis function
 // psi(t) = N(t; c, w), with u = t - mu and d = c - mu:
@@ -14,7 +14,8 @@
 // alpha > 1: p(u) = C (1 - u^2/a^2)^k, k = 1/(alpha-1), C = p(0) = ((alpha-1)(-tau))^k, so the
 //   three integrals are combinations of P_m = int (1 - u^2/a^2)^k u^m N(u; d, w) du, m = 0..2
 //   (profile_moments.h: closed form for alpha = 2 -- centred, not the form
-//   theta . E[phi psi] - tau E[psi] that cancels in float (MATH.md) -- quadrature otherwise).
+//   theta . E[phi psi] - tau E[psi] that cancels in float (docs/math.md section 13) --
+//   quadrature otherwise).
 // Everything is computed in double, whatever T.
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Expectations of Gaussian basis functions under 2D continuous alpha-entmax densities, and their
-// gradients (sparcon/continuous.h; MATH.md sections 2 and 3).
+// gradients (sparcon/continuous.h; docs/math.md sections 6, 7 and 11).
 //
 // For one density p (location mu, scale Sigma) and one basis function psi = N(t; c, S), with
 // u = t - mu, d = c - mu and P = S^-1:

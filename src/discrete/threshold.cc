@@ -1,4 +1,4 @@
-// Threshold solvers of the discrete maps; see threshold.h and MATH.md section 1.
+// Threshold solvers of the discrete maps; see threshold.h and docs/math.md section 2.
 #include "discrete/threshold.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Continuous attention over images (attention.h, MATH.md section 3): the context against a
+// Continuous attention over images (attention.h, docs/math.md section 9): the context against a
 // long-double reference built from the definition (G by Gaussian elimination, r in closed form
 // for alpha = 1; for alpha = 1.5 and 2 r from the library's expectation_2d, tested elsewhere,
 // so that only the assembly c = H G r is checked), the backward pass against finite differences

@@ -1,4 +1,4 @@
-// Slow, independent references for continuous attention in 1D (MATH.md section 3): the ridge
+// Slow, independent references for continuous attention in 1D (docs/math.md section 9): the ridge
 // matrix G in long double (Gaussian elimination with partial pivoting, no Cholesky, no Eigen),
 // the context from the definition, and the disc+cont moments. Nothing here calls sparcon except
 // for reading a basis; expectations E_p[psi_j] come from continuous_reference.h (adaptive

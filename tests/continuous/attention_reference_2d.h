@@ -1,4 +1,4 @@
-// Slow, independent references for continuous attention on images (MATH.md section 3, the 2D
+// Slow, independent references for continuous attention on images (docs/math.md section 9, the 2D
 // case of attention.h): the pixel positions of an ImageSize, the design matrix F, the ridge
 // matrix G = F^T (F F^T + lambda I)^-1 by Gaussian elimination in long double, the closed-form
 // expectations of the Gaussian family (alpha = 1), the context from the definition, the
@@ -164,7 +164,7 @@ Moments moments(const T* p, sparcon::ImageSize size, LD ridge) {
 }
 
 /// The scale Sigma = k C of the 2D alpha-entmax density whose covariance is C, from the
-/// beta-Gaussian formulas (MATH.md section 2, D = 2): covariance = R^2 det(Sigma)^(-gamma) /
+/// beta-Gaussian formulas (docs/math.md section 6, D = 2): covariance = R^2 det(Sigma)^(-gamma) /
 /// (2 + 2 alpha/(alpha-1)) Sigma, gamma = 1/(2 + 2/(alpha-1)), so
 /// k^(1 - 2 gamma) = (2 + 2 alpha/(alpha-1)) det(C)^gamma / R^2; alpha = 1: k = 1.
 inline LD scale_factor(LD alpha, const Mat2& c) {

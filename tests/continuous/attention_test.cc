@@ -1,4 +1,4 @@
-// Continuous attention over padded batches of sequences (attention.h, MATH.md section 3):
+// Continuous attention over padded batches of sequences (attention.h, docs/math.md section 9):
 // the context against a long-double reference built from the definition (ridge matrix by
 // Gaussian elimination, E_p[psi] by adaptive quadrature), per-example lengths and positions,
 // padding that must never matter, the backward pass against finite differences of the forward

@@ -1,5 +1,5 @@
 // expectation_1d_backward: against central finite differences of the library's forward (double),
-// and for alpha = 1 and 2 against the direct 1D gradients of MATH.md section 3 evaluated with the
+// and for alpha = 1 and 2 against the direct 1D gradients of docs/math.md 7 evaluated with the
 // long-double reference quadrature.
 #include <gtest/gtest.h>
 
@@ -86,7 +86,7 @@ INSTANTIATE_TEST_SUITE_P(Alphas, ContinuousBackward, ::testing::Values(1.0, 1.5,
                                   (tenths % 10 != 0 ? "_" + std::to_string(tenths % 10) : std::string());
                          });
 
-/// Per-basis-function gradients (dr_j/dmu, dr_j/dsigma2) from the direct formulas of MATH.md 3.
+/// Per-basis-function gradients (dr_j/dmu, dr_j/dsigma2), the direct formulas of docs/math.md 7.
 struct Direct {
   LD dmu, dsigma2;
 };

@@ -1,5 +1,5 @@
 // Slow, independent references for the 1D continuous alpha-entmax densities and their
-// expectations of Gaussian basis functions (MATH.md sections 2 and 3), in long double.
+// expectations of Gaussian basis functions (docs/math.md sections 6 and 7), in long double.
 //
 // Nothing here calls sparcon. The density is written from its definition,
 //   p(t) = [(alpha - 1)(f(t) - tau)]_+^(1/(alpha-1)),  f(t) = -(t - mu)^2 / (2 sigma2),
@@ -255,7 +255,7 @@ inline LD expect(const Density& p, LD center, LD width) {
 }
 
 /// int_S w(t) N(t; center, width) dt over the support S of p (no density factor), for the direct
-/// gradient formulas of MATH.md section 3; same range and breakpoints as `expect`.
+/// gradient formulas of docs/math.md section 7; same range and breakpoints as `expect`.
 template <class W>
 LD support_integral(const Density& p, LD center, LD width, const W& weight, QuadOptions opt = {}) {
   const LD s = std::sqrt(width);

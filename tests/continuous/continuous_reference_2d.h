@@ -1,5 +1,5 @@
 // Slow, independent references for the 2D continuous alpha-entmax densities and their
-// expectations of 2D Gaussian basis functions (MATH.md sections 2 and 3), in long double.
+// expectations of 2D Gaussian basis functions (docs/math.md sections 6 and 7), in long double.
 //
 // Nothing here calls sparcon. The density is written from its definition,
 //   p(t) = [(alpha - 1)(f(t) - tau)]_+^(1/(alpha-1)),  f(t) = -1/2 (t - mu)^T Sigma^-1 (t - mu),

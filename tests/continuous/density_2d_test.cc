@@ -1,6 +1,6 @@
 // Density2D against the long-double reference of continuous_reference_2d.h: tau, the support
 // (radius, area, pdf zero outside and positive inside), normalisation, pdf, covariance, the
-// alpha = 2 closed forms of MATH.md section 2, with_covariance, from_canonical, the limits
+// alpha = 2 closed forms of docs/math.md section 6, with_covariance, from_canonical, the limits
 // alpha -> 1 and Sigma -> 0, and the argument checks.
 #include <gtest/gtest.h>
 
@@ -201,7 +201,7 @@ TEST(Density2DReferenceOnly, NestedQuadratureAgreesWithTheRadialMoments) {
 }
 
 TYPED_TEST(Density2DReference, SparsemaxClosedForms) {
-  // alpha = 2 (MATH.md 2): R^2 = -2 tau = 2 / sqrt(pi sqrt(det Sigma)), covariance
+  // alpha = 2 (docs/math.md 6): R^2 = -2 tau = 2 / sqrt(pi sqrt(det Sigma)), covariance
   // Sigma / (3 sqrt(pi) det^(1/4)); at det Sigma = 1, R = (4/pi)^(1/4); a covariance C needs the
   // scale 9 pi sqrt(det C) C.
   using T = TypeParam;

@@ -1,5 +1,5 @@
 // Density1D against the long-double reference: normalisation, tau, half-width, pdf, moments,
-// the closed forms of MATH.md section 2, with_variance, and the limits alpha -> 1, sigma2 -> 0.
+// the closed forms of docs/math.md 6, with_variance, and the limits alpha -> 1, sigma2 -> 0.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,7 +118,7 @@ TYPED_TEST(ContinuousDensity, MeanAndVarianceAreTheMomentsOfThePdf) {
 }
 
 TYPED_TEST(ContinuousDensity, SparsemaxClosedForm) {
-  // alpha = 2: a = (3 sigma2 / 2)^(1/3), tau = -a^2 / (2 sigma2), variance a^2 / 5 (MATH.md 2)
+  // alpha = 2: a = (3 sigma2 / 2)^(1/3), tau = -a^2 / (2 sigma2), variance a^2 / 5 (docs/math.md 6)
   using T = TypeParam;
   for (const LD s2l : {1e-9L, 1e-6L, 0.01L, 1.0L, 10.0L}) {
     const T s2 = static_cast<T>(s2l);

@@ -4,7 +4,7 @@
 // basis and hand-made basis functions with anisotropic rotated widths, some centred far outside
 // the supports. The header's contract: every path within 1e-10 relative to max_j r_bj. alpha = 1
 // is closed form, N(mu; c, Sigma + S), held to 1e-12 per entry. Float: within 1e-5 of the
-// reference down to covariances of 1e-9 (the cancellation trap of MATH.md section 3).
+// reference down to covariances of 1e-9 (the cancellation trap of docs/math.md section 13).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -205,7 +205,7 @@ TEST(Expectation2DReferenceOnly, PolarQuadratureMatchesCartesianQuadrature) {
 TEST(Expectation2DFloat, MatchesTheReferenceDownToTinyScales) {
   // covariances down to 1e-9 (for alpha = 2 the covariance is Sigma / (3 sqrt(pi) det^(1/4)), so
   // Sigma ~ 3e-17 gives 1e-9), where a float evaluation of theta . E[phi psi] - tau E[psi]
-  // cancels catastrophically (MATH.md 3); the header: computed in double for either T.
+  // cancels catastrophically (docs/math.md 13); the header: computed in double for either T.
   const std::vector<Case> cases{
       {{0.5L, 0.5L}, {1e-9L, 0, 0, 1e-9L}},
       {{0.123L, 0.777L}, cref2::rotated(3e-17L, 1e-17L, 0.5L)},

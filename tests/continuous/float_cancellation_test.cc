@@ -1,4 +1,4 @@
-// The float cancellation trap of MATH.md section 3: for alpha = 2 and a tiny scale, the form
+// The float cancellation trap of docs/math.md section 13: for alpha = 2 and a tiny scale, the form
 // theta . E[phi psi] - tau E[psi] of r_j cancels catastrophically in float (0.15% error at
 // sigma2 = 1e-7, 1% at 1e-9). expectation_1d<float> must still match the long-double reference
 // to 1e-5 relative for centres near mu.
@@ -17,7 +17,7 @@ namespace sparcon_test {
 namespace {
 
 /// The naive form, all in float: r = -(1/(2 sigma2)) int_S (t - mu)^2 psi - tau int_S psi with the
-/// raw moments int_S t^k psi expanded (what MATH.md warns against). Only used to show that the
+/// raw moments int_S t^k psi expanded (what docs/math.md warns against). Only used to show that the
 /// cases below are the trap.
 float naive_float(float mu, float sigma2, float c, float w) {
   const float a = std::cbrt(1.5f * sigma2), tau = -a * a / (2 * sigma2), s = std::sqrt(w);

@@ -1,4 +1,4 @@
-// disc+cont on images (attention.h, MATH.md section 3): mu and Sigma from the moments of
+// disc+cont on images (attention.h, docs/math.md section 10): mu and Sigma from the moments of
 // discrete distributions over the pixel positions ((i + 1/2)/H, (k + 1/2)/W), against the
 // definition in long double; Sigma is the scale whose covariance is the moment covariance (the
 // library's Density2D, the beta-Gaussian formulas, and Sigma = 9 pi sqrt(det C) C for alpha = 2);

@@ -1,4 +1,4 @@
-// disc+cont (attention.h, MATH.md section 3): mu and sigma2 from the moments of discrete
+// disc+cont (attention.h, docs/math.md section 10): mu and sigma2 from the moments of discrete
 // distributions over each example's positions (l - 1/2)/L_b, against the definition; the
 // scale that gives the moment variance (library density, quadrature reference, closed forms);
 // the backward pass against finite differences; padding; bad arguments.

@@ -1,4 +1,4 @@
-// The ridge-regression matrix of images (basis.h, MATH.md section 3): GaussianBasis2D::grid and
+// The ridge-regression matrix of images (basis.h, docs/math.md 8): GaussianBasis2D::grid and
 // ::paper, ridge_matrix_2d against a long-double Gaussian-elimination reference (square and
 // non-square images, anisotropic basis widths), the pixel positions ((i + 1/2)/H, (k + 1/2)/W),
 // the fit of a function in the span of the basis, RidgeCache2D (per size, shared between

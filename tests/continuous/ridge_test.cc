@@ -1,4 +1,4 @@
-// The ridge-regression matrix G = F^T (F F^T + lambda I)^-1 of MATH.md section 3 (basis.h):
+// The ridge-regression matrix G = F^T (F F^T + lambda I)^-1 of docs/math.md section 8 (basis.h):
 // against a long-double Gaussian-elimination reference, the fit of a function in the span of
 // the basis, the positions (l - 1/2)/L, RidgeCache1D, and bad arguments.
 #include <gtest/gtest.h>
@@ -184,7 +184,7 @@ TEST(RidgeMatrix, ReproducesFunctionInSpanPaperBasis) {
 }
 
 TEST(RidgeMatrix, PositionsAreHalfIntegersOverLength) {
-  // Port-bug guard (MATH.md section 3): positions (l - 1/2)/L, not L/2 (`1./2*L`). The
+  // Port-bug guard (docs/math.md section 13): positions (l - 1/2)/L, not L/2 (`1./2*L`). The
   // library's G for L = 4 must match positions (1/8, 3/8, 5/8, 7/8) and be far from the G
   // built on the positions a buggy port gets: linspace(L/2, 1 - L/2, L) = (2, 1, 0, -1), or
   // all at L/2 = 2, or the positions of another length (l - 1/2)/L' or l/L.

@@ -1,4 +1,4 @@
-// Slow, independent references for the discrete family, in long double (MATH.md section 1).
+// Slow, independent references for the discrete family, in long double (docs/math.md 1-2).
 //
 // Nothing here calls sparcon. Every reference works on one row:
 // - softmax directly (logsumexp);

@@ -1,6 +1,6 @@
-// sparcon/torch/ops.h: the core operations as LibTorch functions with autograd (layer 2 of
-// DESIGN.md). Each is also registered once as torch.ops.sparcon.<name> (register.cc), so the
-// same kernels serve C++, Python and TorchScript.
+// sparcon/torch/ops.h: the core operations as LibTorch functions with autograd (the torch layer
+// of docs/architecture.md). Each is also registered once as torch.ops.sparcon.<name>
+// (register.cc), so the same kernels serve C++, Python and TorchScript.
 //
 // Tensors: any rank, any strides; `dim` selects the axis a discrete map normalises over.
 // float and double are computed in their own precision; bfloat16 and half in float, the result
