@@ -23,6 +23,7 @@
 #include "sparcon/attention.h"
 #include "sparcon/basis.h"
 #include "sparcon/continuous.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -255,13 +256,14 @@ double loss(double alpha, sparcon::RidgeCache2D<double>& cache, const Images<dou
 /// Five-point central difference of f along a perturbation set(d) (set(0) restores).
 template <class F, class S>
 double derivative(F&& f, S&& set, double h) {
-  auto at = [&](double d) {
-    set(d);
-    const double v = f();
-    set(0);
-    return v;
-  };
-  return (8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h);
+  return five_point_difference(
+      [&](double d) {
+        set(d);
+        const double v = f();
+        set(0);
+        return v;
+      },
+      h);
 }
 
 TEST(Attention2DBackward, MatchesFiniteDifferences) {
@@ -461,50 +463,50 @@ TYPED_TEST(Attention2DErrors, ForwardArguments) {
   {
     Images<T> x = good;
     x.values.pop_back();
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"values"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"values"}}));
     x.values.resize(good.values.size() + 4);
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"values"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"values"}}));
   }
   {
     Images<T> x = good;
     x.mu.pop_back();
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"mu"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"mu"}}));
     x = good;
     x.mu.insert(x.mu.end(), {T(0.5), T(0.5)});
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"mu"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"mu"}}));
     x = good;
     x.sigma.pop_back();
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"sigma"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"sigma"}}));
     x = good;
     x.sigma.insert(x.sigma.end(), {T(0.01), T(0), T(0), T(0.01)});
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"sigma"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"sigma"}}));
   }
-  EXPECT_TRUE(aref::throws_naming(call(good, nc - 1), {{"context"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, nc + 1), {{"context"}}));
+  EXPECT_TRUE(throws_naming(call(good, nc - 1), {{"context"}}));
+  EXPECT_TRUE(throws_naming(call(good, nc + 1), {{"context"}}));
   {
     Images<T> x = good;
     x.mu[3] = nan;
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"mu"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"mu"}}));
     x = good;
     x.mu[0] = std::numeric_limits<T>::infinity();
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"mu"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"mu"}}));
     for (const std::array<T, 4> bad : {std::array<T, 4>{T(-0.01), T(0), T(0), T(0.01)},
                                        std::array<T, 4>{T(0.01), T(0.02), T(0.02), T(0.01)},
                                        std::array<T, 4>{T(0.01), T(0.005), T(-0.005), T(0.01)},
                                        std::array<T, 4>{T(0), T(0), T(0), T(0)}, std::array<T, 4>{nan, T(0), T(0), T(0.01)}}) {
       x = good;
       std::copy(bad.begin(), bad.end(), x.sigma.begin() + 4);
-      EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"sigma", "Sigma"}}))
+      EXPECT_TRUE(throws_naming(call(x, nc), {{"sigma", "Sigma"}}))
           << "sigma {" << bad[0] << ", " << bad[1] << ", " << bad[2] << ", " << bad[3] << "}";
     }
   }
-  EXPECT_TRUE(aref::throws_naming(call(good, nc, T(0.5)), {{"alpha"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, nc, nan), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(good, nc, T(0.5)), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(good, nc, nan), {{"alpha"}}));
   {
     Images<T> x = good;  // an image of no pixels
     x.shape.height = 0;
     x.values.clear();
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"height", "size", "shape", "values"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"height", "size", "shape", "values"}}));
   }
 }
 
@@ -527,28 +529,28 @@ TYPED_TEST(Attention2DErrors, BackwardArguments) {
     };
   };
   EXPECT_NO_THROW(call(good, ok)());
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext - 1, ok.dvalues, ok.dmu, ok.dsigma}), {{"dcontext"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext + 1, ok.dvalues, ok.dmu, ok.dsigma}), {{"dcontext"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext, ok.dvalues + 1, ok.dmu, ok.dsigma}), {{"dvalues"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext, ok.dvalues - 1, ok.dmu, ok.dsigma}), {{"dvalues"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext, ok.dvalues, ok.dmu - 1, ok.dsigma}), {{"dmu"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext, ok.dvalues, ok.dmu, ok.dsigma + 4}), {{"dsigma"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext - 1, ok.dvalues, ok.dmu, ok.dsigma}), {{"dcontext"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext + 1, ok.dvalues, ok.dmu, ok.dsigma}), {{"dcontext"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext, ok.dvalues + 1, ok.dmu, ok.dsigma}), {{"dvalues"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext, ok.dvalues - 1, ok.dmu, ok.dsigma}), {{"dvalues"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext, ok.dvalues, ok.dmu - 1, ok.dsigma}), {{"dmu"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext, ok.dvalues, ok.dmu, ok.dsigma + 4}), {{"dsigma"}}));
   Images<T> x = good;
   x.values.pop_back();
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"values"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"values"}}));
   x = good;
   x.mu.pop_back();
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"mu"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"mu"}}));
   x = good;
   x.sigma.resize(8);
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"sigma"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"sigma"}}));
   x = good;
   x.mu[1] = nan;
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"mu"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"mu"}}));
   x = good;
   x.sigma[9] = T(0.004);  // image 2: m01 = 0.004, m10 = 0
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"sigma", "Sigma"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, ok, T(0.9)), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"sigma", "Sigma"}}));
+  EXPECT_TRUE(throws_naming(call(good, ok, T(0.9)), {{"alpha"}}));
 }
 
 }  // namespace

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "continuous_reference.h"
-#include "error_messages.h"
 #include "sparcon/basis.h"
+#include "test_support.h"
 
 namespace sparcon_test::aref {
 
@@ -118,22 +118,20 @@ inline std::vector<LD> expectations(LD alpha, LD mu, LD sigma2, const BasisLD& b
   return r;
 }
 
-/// The context of one example from the definition: w = G_{L_b} r, c = sum_{l < L_b} w_l h_l.
-/// `rows` points at the example's first value row (E entries per row).
+/// The context from the definition: w = G r (one weight per position), c = sum_l w_l h_l.
+/// `rows` points at the first value row of the example (`positions` rows of E entries).
 struct Context {
   std::vector<LD> c;      ///< the context (E)
   std::vector<LD> scale;  ///< sum_l |h_l| sum_j |G_lj r_j| (E): the size of the terms summed
-  std::vector<LD> w;      ///< G r (L_b)
+  std::vector<LD> w;      ///< G r (one per position)
 };
 
 template <class T>
-Context context(LD alpha, LD mu, LD sigma2, const BasisLD& basis, LD lambda, std::size_t len_b,
-                const T* rows, std::size_t features) {
-  const std::vector<LD> g = ridge(basis, len_b, lambda);
-  const std::vector<LD> r = expectations(alpha, mu, sigma2, basis);
-  const std::size_t n = basis.size();
-  Context out{std::vector<LD>(features, 0), std::vector<LD>(features, 0), std::vector<LD>(len_b, 0)};
-  for (std::size_t l = 0; l < len_b; ++l) {
+Context context(const std::vector<LD>& g, const std::vector<LD>& r, const T* rows, std::size_t positions,
+                std::size_t features) {
+  const std::size_t n = r.size();
+  Context out{std::vector<LD>(features, 0), std::vector<LD>(features, 0), std::vector<LD>(positions, 0)};
+  for (std::size_t l = 0; l < positions; ++l) {
     LD w = 0, w_abs = 0;
     for (std::size_t j = 0; j < n; ++j) {
       w += g[l * n + j] * r[j];
@@ -149,35 +147,29 @@ Context context(LD alpha, LD mu, LD sigma2, const BasisLD& basis, LD lambda, std
   return out;
 }
 
+/// The context of one sequence (its first len_b positions) for the density (alpha, mu, sigma2).
+template <class T>
+Context context(LD alpha, LD mu, LD sigma2, const BasisLD& basis, LD lambda, std::size_t len_b,
+                const T* rows, std::size_t features) {
+  return context(ridge(basis, len_b, lambda), expectations(alpha, mu, sigma2, basis), rows, len_b, features);
+}
+
+/// max |got - want| / max |want| over a matrix (G has entries of every size; its rounding error
+/// is relative to the largest).
+template <class T>
+LD normwise_error(const std::vector<T>& got, const std::vector<LD>& want) {
+  LD diff = 0, big = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, std::fabs(static_cast<LD>(got[i]) - want[i]));
+    big = std::max(big, std::fabs(want[i]));
+  }
+  return diff / big;
+}
+
 /// Variance of the reference density (alpha, 0, sigma2), by quadrature (no closed form used).
 inline LD density_variance(LD alpha, LD sigma2) {
   const cref::Density p = cref::make_density(alpha, 0, sigma2);
   return cref::integrate([&](LD t) { return t * t * p.pdf(t); }, p.lo(), p.hi(), {0});
-}
-
-// ---- error messages ------------------------------------------------------------------------
-
-/// Runs `call`, expecting std::invalid_argument whose message contains, for each group of
-/// alternatives, at least one of them.
-inline ::testing::AssertionResult throws_naming(const std::function<void()>& call,
-                                                const std::vector<std::vector<std::string>>& groups) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    for (const auto& group : groups) {
-      const bool found = std::any_of(group.begin(), group.end(), [&](const std::string& n) { return contains(what, n); });
-      if (!found) {
-        auto failure = ::testing::AssertionFailure() << "message \"" << what << "\" names none of {";
-        for (const auto& n : group) failure << " \"" << n << "\"";
-        return failure << " }";
-      }
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something else: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
 }
 
 }  // namespace sparcon_test::aref

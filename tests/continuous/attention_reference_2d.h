@@ -108,34 +108,10 @@ inline std::vector<LD> gaussian_expectations(const Point& mu, const Mat2& sigma,
   return r;
 }
 
-/// The context of one image from the definition: w = G r (P), c_e = sum_l w_l h_{l,e}.
-/// `rows` points at the image's first value vector (P rows of E entries).
-struct Context {
-  std::vector<LD> c;      ///< the context (E)
-  std::vector<LD> scale;  ///< sum_l |h_l| sum_j |G_lj r_j| (E): the size of the terms summed
-  std::vector<LD> w;      ///< G r (P)
-};
-
-template <class T>
-Context context(const std::vector<LD>& g, const std::vector<LD>& r, const T* rows, std::size_t pixels,
-                std::size_t features) {
-  const std::size_t n = r.size();
-  Context out{std::vector<LD>(features, 0), std::vector<LD>(features, 0), std::vector<LD>(pixels, 0)};
-  for (std::size_t l = 0; l < pixels; ++l) {
-    LD w = 0, w_abs = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      w += g[l * n + j] * r[j];
-      w_abs += std::fabs(g[l * n + j] * r[j]);
-    }
-    out.w[l] = w;
-    for (std::size_t e = 0; e < features; ++e) {
-      const LD h = static_cast<LD>(rows[l * features + e]);
-      out.c[e] += w * h;
-      out.scale[e] += w_abs * std::fabs(h);
-    }
-  }
-  return out;
-}
+/// The context of one image from the definition: w = G r (P), c_e = sum_l w_l h_{l,e}, with
+/// `rows` at the image's first value vector (P rows of E entries).
+using aref::Context;
+using aref::context;
 
 /// disc+cont moments of one distribution p over the pixels (P entries): mu = sum p t and
 /// C = sum p t t^T - mu mu^T + ridge I.
@@ -179,15 +155,6 @@ inline LD scale_factor(LD alpha, const Mat2& c) {
   return std::exp((std::log(d) + gamma * std::log(det(c)) - log_r2) / (1 - 2 * gamma));
 }
 
-/// max |got - want| / max |want|.
-template <class T>
-LD normwise_error(const std::vector<T>& got, const std::vector<LD>& want) {
-  LD diff = 0, big = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::fabs(static_cast<LD>(got[i]) - want[i]));
-    big = std::max(big, std::fabs(want[i]));
-  }
-  return diff / big;
-}
+using aref::normwise_error;
 
 }  // namespace sparcon_test::aref2d

@@ -21,6 +21,7 @@
 #include "continuous_cases.h"
 #include "sparcon/attention.h"
 #include "sparcon/basis.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -173,19 +174,6 @@ double loss(double alpha, sparcon::RidgeCache1D<double>& cache, const Batch<doub
   return static_cast<double>(s);
 }
 
-/// Five-point central difference of loss along one coordinate `v` of x, step h.
-template <class F>
-double derivative(F&& loss_at, double& v, double h) {
-  const double v0 = v;
-  auto at = [&](double d) {
-    v = v0 + d;
-    const double f = loss_at();
-    v = v0;
-    return f;
-  };
-  return (8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h);
-}
-
 std::vector<double> random_dcontext(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-1, 1);
@@ -212,7 +200,7 @@ TEST(AttentionBackward, MatchesFiniteDifferences) {
       for (std::size_t l = 0; l < x.shape.length; ++l)
         for (std::size_t e = 0; e < x.shape.features; ++e) {
           const std::size_t i = (b * x.shape.length + l) * x.shape.features + e;
-          const double fd = derivative(f, x.values[i], 1e-3);
+          const double fd = five_point_derivative(f, x.values[i], 1e-3);
           if (l >= static_cast<std::size_t>(x.lengths[b])) {
             EXPECT_EQ(dvalues[i], 0.0) << "padding: " << describe_case(alpha_ld, b, e) << " l=" << l;
             EXPECT_EQ(fd, 0.0) << "padding influences the context: " << describe_case(alpha_ld, b, e) << " l=" << l;
@@ -223,9 +211,9 @@ TEST(AttentionBackward, MatchesFiniteDifferences) {
 
     // mu and sigma2: smooth in both; steps 1e-4 and 1e-3 sigma2, truncation ~1e-11 relative.
     for (std::size_t b = 0; b < x.shape.batch; ++b) {
-      const double fd_mu = derivative(f, x.mu[b], 1e-4);
+      const double fd_mu = five_point_derivative(f, x.mu[b], 1e-4);
       EXPECT_NEAR(dmu[b], fd_mu, 1e-6 * std::fabs(fd_mu) + 1e-9) << "dmu alpha=" << alpha << " example=" << b;
-      const double fd_s2 = derivative(f, x.sigma2[b], 1e-3 * x.sigma2[b]);
+      const double fd_s2 = five_point_derivative(f, x.sigma2[b], 1e-3 * x.sigma2[b]);
       EXPECT_NEAR(dsigma2[b], fd_s2, 1e-6 * std::fabs(fd_s2) + 1e-9 / x.sigma2[b])
           << "dsigma2 alpha=" << alpha << " example=" << b;
     }
@@ -334,47 +322,47 @@ TYPED_TEST(AttentionErrors, ForwardArguments) {
   {
     Batch<T> x = good;
     x.lengths = {3, 7};
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"lengths"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"lengths"}}));
     x.lengths = {3, 7, 10, 2};
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"lengths"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"lengths"}}));
     x.lengths = {3, 0, 10};
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"lengths"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"lengths"}}));
     x.lengths = {3, 11, 10};
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"lengths"}, {"11"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"lengths"}, {"11"}}));
     x.lengths = {-2, 7, 10};
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"lengths"}, {"-2"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"lengths"}, {"-2"}}));
   }
   {
     Batch<T> x = good;
     x.values.pop_back();
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"values"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"values"}}));
     x.values.resize(good.values.size() + 4);
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"values"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"values"}}));
   }
   {
     Batch<T> x = good;
     x.mu.pop_back();
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"mu"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"mu"}}));
     x = good;
     x.sigma2.push_back(T(1));
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"sigma2"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"sigma2"}}));
   }
-  EXPECT_TRUE(aref::throws_naming(call(good, nc - 1), {{"context"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, nc + 1), {{"context"}}));
+  EXPECT_TRUE(throws_naming(call(good, nc - 1), {{"context"}}));
+  EXPECT_TRUE(throws_naming(call(good, nc + 1), {{"context"}}));
   {
     Batch<T> x = good;
     x.mu[1] = nan;
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"mu"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"mu"}}));
     x = good;
     x.sigma2[2] = T(0);
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"sigma2"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"sigma2"}}));
     x.sigma2[2] = T(-0.5);
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"sigma2"}, {"-0.5"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"sigma2"}, {"-0.5"}}));
     x.sigma2[2] = nan;
-    EXPECT_TRUE(aref::throws_naming(call(x, nc), {{"sigma2"}}));
+    EXPECT_TRUE(throws_naming(call(x, nc), {{"sigma2"}}));
   }
-  EXPECT_TRUE(aref::throws_naming(call(good, nc, T(0.5)), {{"alpha"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, nc, nan), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(good, nc, T(0.5)), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(good, nc, nan), {{"alpha"}}));
 }
 
 TYPED_TEST(AttentionErrors, BackwardArguments) {
@@ -396,29 +384,29 @@ TYPED_TEST(AttentionErrors, BackwardArguments) {
     };
   };
   EXPECT_NO_THROW(call(good, ok)());
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext - 1, ok.dvalues, 3, 3}), {{"dcontext"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext, ok.dvalues + 1, 3, 3}), {{"dvalues"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext, ok.dvalues, 2, 3}), {{"dmu"}}));
-  EXPECT_TRUE(aref::throws_naming(call(good, {ok.dcontext, ok.dvalues, 3, 4}), {{"dsigma2"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext - 1, ok.dvalues, 3, 3}), {{"dcontext"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext, ok.dvalues + 1, 3, 3}), {{"dvalues"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext, ok.dvalues, 2, 3}), {{"dmu"}}));
+  EXPECT_TRUE(throws_naming(call(good, {ok.dcontext, ok.dvalues, 3, 4}), {{"dsigma2"}}));
   Batch<T> x = good;
   x.lengths = {3, 7};
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"lengths"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"lengths"}}));
   x.lengths = {3, 0, 10};
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"lengths"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"lengths"}}));
   x.lengths = {3, 7, 12};
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"lengths"}, {"12"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"lengths"}, {"12"}}));
   x = good;
   x.values.pop_back();
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"values"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"values"}}));
   x = good;
   x.mu = {T(0.1), T(0.2)};
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"mu"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"mu"}}));
   x = good;
   x.mu[0] = nan;
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"mu"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"mu"}}));
   x = good;
   x.sigma2[1] = T(-1);
-  EXPECT_TRUE(aref::throws_naming(call(x, ok), {{"sigma2"}}));
+  EXPECT_TRUE(throws_naming(call(x, ok), {{"sigma2"}}));
 }
 
 }  // namespace

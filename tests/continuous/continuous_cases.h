@@ -14,6 +14,7 @@
 
 #include "continuous_reference.h"
 #include "sparcon/continuous.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 
@@ -84,7 +85,5 @@ inline std::string describe(LD alpha, LD mu, LD sigma2) {
     << " sigma2=" << static_cast<double>(sigma2);
   return s.str();
 }
-
-using FloatTypes = ::testing::Types<float, double>;
 
 }  // namespace sparcon_test

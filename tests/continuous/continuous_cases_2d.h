@@ -14,17 +14,15 @@
 #include <vector>
 
 #include "continuous_reference_2d.h"
-#include "error_messages.h"
 #include "sparcon/basis.h"
 #include "sparcon/continuous.h"
+#include "test_support.h"
 
 namespace sparcon_test::cases2d {
 
 using cref2::LD;
 using cref2::M2;
 using cref2::V2;
-
-using FloatTypes2D = ::testing::Types<float, double>;
 
 /// Per-type tolerances (relative).
 template <class T>
@@ -100,30 +98,6 @@ inline std::string describe(LD alpha, const V2& mu, const M2& sigma) {
 }
 
 inline LD rel_err(LD got, LD want) { return want == 0 ? std::fabs(got) : std::fabs(got - want) / std::fabs(want); }
-
-/// Runs `call`, expecting std::invalid_argument whose message contains, for every group of
-/// needles, at least one of them (as a whole word when it is an identifier).
-inline ::testing::AssertionResult throws_naming(const std::function<void()>& call,
-                                                const std::vector<std::vector<std::string>>& groups) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    for (const auto& group : groups) {
-      bool found = false;
-      for (const std::string& needle : group) found = found || contains(what, needle);
-      if (!found) {
-        std::string list;
-        for (const std::string& needle : group) list += (list.empty() ? "\"" : " or \"") + needle + "\"";
-        return ::testing::AssertionFailure() << "message \"" << what << "\" lacks " << list;
-      }
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something else: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
 
 /// The basis of the expectation and gradient tests: the paper's 10 x 10 grid (0.001 I) and a
 /// few hand-made functions with anisotropic, rotated widths, some centred far outside the

@@ -21,7 +21,7 @@ using namespace cases2d;  // NOLINT
 
 template <class T>
 class Density2DReference : public ::testing::Test {};
-TYPED_TEST_SUITE(Density2DReference, FloatTypes2D);
+TYPED_TEST_SUITE(Density2DReference, FloatTypes);
 
 /// Quadrature options for integrating the library's pdf. In float the integrand is noisy at the
 /// 1e-7 level: the panel counts are capped (the whitened integrand is radially symmetric and,
@@ -365,7 +365,7 @@ TYPED_TEST(Density2DReference, ScaleToZeroConcentratesAtMu) {
 
 template <class T>
 class Density2DErrors : public ::testing::Test {};
-TYPED_TEST_SUITE(Density2DErrors, FloatTypes2D);
+TYPED_TEST_SUITE(Density2DErrors, FloatTypes);
 
 TYPED_TEST(Density2DErrors, ConstructorArguments) {
   using T = TypeParam;

@@ -13,28 +13,11 @@
 #include <vector>
 
 #include "continuous_cases.h"
-#include "error_messages.h"
 #include "sparcon/continuous.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
-
-/// Runs `call`, expecting std::invalid_argument with a message containing every needle.
-::testing::AssertionResult throws_naming(const std::function<void()>& call, const std::vector<std::string>& needles) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    for (const std::string& needle : needles) {
-      if (!contains(what, needle))
-        return ::testing::AssertionFailure() << "message \"" << what << "\" lacks \"" << needle << "\"";
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something else: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
 
 template <class T>
 class ContinuousErrors : public ::testing::Test {};

@@ -290,7 +290,7 @@ TEST(Expectation2DThreads, EmptyBatch) {
 
 template <class T>
 class Expectation2DErrors : public ::testing::Test {};
-TYPED_TEST_SUITE(Expectation2DErrors, FloatTypes2D);
+TYPED_TEST_SUITE(Expectation2DErrors, FloatTypes);
 
 TYPED_TEST(Expectation2DErrors, ForwardArguments) {
   using T = TypeParam;

@@ -23,6 +23,7 @@
 #include "continuous_cases.h"
 #include "sparcon/attention.h"
 #include "sparcon/continuous.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -237,15 +238,7 @@ TEST(Moments2DBackward, MatchesFiniteDifferences) {
       return static_cast<double>(f);
     };
     for (std::size_t i = 0; i < d.p.size(); ++i) {
-      double& v = d.p[i];
-      const double v0 = v, h = 1e-5;
-      auto at = [&](double delta) {
-        v = v0 + delta;
-        const double f = loss();
-        v = v0;
-        return f;
-      };
-      const double fd = (8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h);
+      const double fd = five_point_derivative(loss, d.p[i], 1e-5);
       EXPECT_NEAR(dp[i], fd, 1e-7 * std::fabs(fd) + 1e-8) << where(alpha_ld, i / d.pixels(), ridge) << " pixel " << i % d.pixels();
     }
     // only the symmetric part of dsigma matters
@@ -313,23 +306,23 @@ TYPED_TEST(Moments2DErrors, ForwardArguments) {
   EXPECT_NO_THROW(call(Args{})());
   Args a;
   a.p_size = 59;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"p"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"p"}}));
   a.p_size = 80;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"p"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"p"}}));
   a = Args{};
   a.mu_size = 4;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"mu"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"mu"}}));
   a = Args{};
   a.sigma_size = 13;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"sigma"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, T(-0.01)), {{"ridge"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, std::numeric_limits<T>::quiet_NaN()), {{"ridge"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, T(0.01), T(0.9)), {{"alpha"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, T(0.01), std::numeric_limits<T>::quiet_NaN()), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"sigma"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, T(-0.01)), {{"ridge"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, std::numeric_limits<T>::quiet_NaN()), {{"ridge"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, T(0.01), T(0.9)), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, T(0.01), std::numeric_limits<T>::quiet_NaN()), {{"alpha"}}));
   a = Args{};
   a.size = {0, 5};
   a.p_size = 0;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"height", "size"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"height", "size"}}));
 }
 
 TYPED_TEST(Moments2DErrors, BackwardArguments) {
@@ -347,12 +340,12 @@ TYPED_TEST(Moments2DErrors, BackwardArguments) {
   EXPECT_NO_THROW(call(Args{}, Sizes{})());
   Args a;
   a.p_size = 61;
-  EXPECT_TRUE(aref::throws_naming(call(a, Sizes{.dmu = 6, .dsigma = 12, .dp = 61}), {{"p"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{.dmu = 5, .dsigma = 12, .dp = 60}), {{"dmu"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{.dmu = 6, .dsigma = 8, .dp = 60}), {{"dsigma"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{.dmu = 6, .dsigma = 12, .dp = 59}), {{"dp"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{}, T(-1)), {{"ridge"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{}, T(0.01), T(0.5)), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(a, Sizes{.dmu = 6, .dsigma = 12, .dp = 61}), {{"p"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{.dmu = 5, .dsigma = 12, .dp = 60}), {{"dmu"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{.dmu = 6, .dsigma = 8, .dp = 60}), {{"dsigma"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{.dmu = 6, .dsigma = 12, .dp = 59}), {{"dp"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{}, T(-1)), {{"ridge"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{}, T(0.01), T(0.5)), {{"alpha"}}));
 }
 
 }  // namespace

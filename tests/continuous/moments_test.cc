@@ -20,6 +20,7 @@
 #include "continuous_cases.h"
 #include "sparcon/attention.h"
 #include "sparcon/continuous.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -202,15 +203,7 @@ TEST(MomentsBackward, MatchesFiniteDifferences) {
     };
     for (std::size_t b = 0; b < m.batch(); ++b) {
       for (std::size_t l = 0; l < m.length; ++l) {
-        double& v = m.p[b * m.length + l];
-        const double v0 = v, h = 1e-5;
-        auto at = [&](double d) {
-          v = v0 + d;
-          const double f = loss();
-          v = v0;
-          return f;
-        };
-        const double fd = (8 * (at(h) - at(-h)) - (at(2 * h) - at(-2 * h))) / (12 * h);
+        const double fd = five_point_derivative(loss, m.p[b * m.length + l], 1e-5);
         const double got = dp[b * m.length + l];
         if (l >= static_cast<std::size_t>(m.lengths[b])) {
           EXPECT_EQ(got, 0.0) << "padding: " << where(alpha_ld, b, ridge) << " l=" << l;
@@ -280,27 +273,27 @@ TYPED_TEST(MomentsErrors, ForwardArguments) {
   EXPECT_NO_THROW(call(Args{})());
   Args a;
   a.p_size = 29;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"p"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"p"}}));
   a.p_size = 40;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"p"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, T(-0.01)), {{"ridge"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, std::numeric_limits<T>::quiet_NaN()), {{"ridge"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"p"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, T(-0.01)), {{"ridge"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, std::numeric_limits<T>::quiet_NaN()), {{"ridge"}}));
   a = Args{};
   a.lengths = {3, 7};  // p, mu and sigma2 say B = 3
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"lengths", "p", "mu", "sigma2"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"lengths", "p", "mu", "sigma2"}}));
   a.lengths = {3, 0, 10};
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"lengths"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"lengths"}}));
   a.lengths = {3, 11, 10};
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"lengths"}, {"11"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"lengths"}, {"11"}}));
   a.lengths = {3, -1, 10};
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"lengths"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"lengths"}}));
   a = Args{};
   a.mu_size = 2;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"mu"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"mu"}}));
   a = Args{};
   a.sigma2_size = 4;
-  EXPECT_TRUE(aref::throws_naming(call(a), {{"sigma2"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, T(0.01), T(0.9)), {{"alpha"}}));
+  EXPECT_TRUE(throws_naming(call(a), {{"sigma2"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, T(0.01), T(0.9)), {{"alpha"}}));
 }
 
 TYPED_TEST(MomentsErrors, BackwardArguments) {
@@ -319,16 +312,16 @@ TYPED_TEST(MomentsErrors, BackwardArguments) {
   EXPECT_NO_THROW(call(Args{}, Sizes{})());
   Args a;
   a.p_size = 31;
-  EXPECT_TRUE(aref::throws_naming(call(a, Sizes{.dmu = 3, .dsigma2 = 3, .dp = 31}), {{"p"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{.dmu = 2, .dsigma2 = 3, .dp = 30}), {{"dmu"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{.dmu = 3, .dsigma2 = 4, .dp = 30}), {{"dsigma2"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{.dmu = 3, .dsigma2 = 3, .dp = 29}), {{"dp"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Args{}, Sizes{}, T(-1)), {{"ridge"}}));
+  EXPECT_TRUE(throws_naming(call(a, Sizes{.dmu = 3, .dsigma2 = 3, .dp = 31}), {{"p"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{.dmu = 2, .dsigma2 = 3, .dp = 30}), {{"dmu"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{.dmu = 3, .dsigma2 = 4, .dp = 30}), {{"dsigma2"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{.dmu = 3, .dsigma2 = 3, .dp = 29}), {{"dp"}}));
+  EXPECT_TRUE(throws_naming(call(Args{}, Sizes{}, T(-1)), {{"ridge"}}));
   a = Args{};
   a.lengths = {3, 0, 10};
-  EXPECT_TRUE(aref::throws_naming(call(a, Sizes{}), {{"lengths"}}));
+  EXPECT_TRUE(throws_naming(call(a, Sizes{}), {{"lengths"}}));
   a.lengths = {3, 7, 11};
-  EXPECT_TRUE(aref::throws_naming(call(a, Sizes{}), {{"lengths"}}));
+  EXPECT_TRUE(throws_naming(call(a, Sizes{}), {{"lengths"}}));
 }
 
 }  // namespace

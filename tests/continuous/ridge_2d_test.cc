@@ -372,26 +372,26 @@ TYPED_TEST(Ridge2DErrors, RidgeMatrixArguments) {
     return [b, size, lambda] { (void)sparcon::ridge_matrix_2d<T>(b, size, lambda); };
   };
   EXPECT_NO_THROW(call(basis, {4, 5}, T(0.01))());
-  EXPECT_TRUE(aref::throws_naming(call(basis, {0, 5}, T(0.01)), {{"height", "size"}}));
-  EXPECT_TRUE(aref::throws_naming(call(basis, {5, 0}, T(0.01)), {{"width", "size"}}));
-  EXPECT_TRUE(aref::throws_naming(call(basis, {0, 0}, T(0.01)), {{"height", "width", "size"}}));
-  EXPECT_TRUE(aref::throws_naming(call(basis, {4, 5}, T(-0.5)), {{"lambda"}, {"-0.5"}}));
-  EXPECT_TRUE(aref::throws_naming(call(basis, {4, 5}, nan), {{"lambda"}, {"nan"}}));
-  EXPECT_TRUE(aref::throws_naming(call(basis, {4, 5}, inf), {{"lambda"}}));
-  EXPECT_TRUE(aref::throws_naming(call(Basis{}, {4, 5}, T(0.01)), {{"basis"}}));
+  EXPECT_TRUE(throws_naming(call(basis, {0, 5}, T(0.01)), {{"height", "size"}}));
+  EXPECT_TRUE(throws_naming(call(basis, {5, 0}, T(0.01)), {{"width", "size"}}));
+  EXPECT_TRUE(throws_naming(call(basis, {0, 0}, T(0.01)), {{"height", "width", "size"}}));
+  EXPECT_TRUE(throws_naming(call(basis, {4, 5}, T(-0.5)), {{"lambda"}, {"-0.5"}}));
+  EXPECT_TRUE(throws_naming(call(basis, {4, 5}, nan), {{"lambda"}, {"nan"}}));
+  EXPECT_TRUE(throws_naming(call(basis, {4, 5}, inf), {{"lambda"}}));
+  EXPECT_TRUE(throws_naming(call(Basis{}, {4, 5}, T(0.01)), {{"basis"}}));
   {
     Basis b = basis;  // one width too few
     b.widths.resize(b.widths.size() - 4);
-    EXPECT_TRUE(aref::throws_naming(call(b, {4, 5}, T(0.01)), {{"basis", "widths", "centers"}}));
+    EXPECT_TRUE(throws_naming(call(b, {4, 5}, T(0.01)), {{"basis", "widths", "centers"}}));
     b = basis;  // one width too many
     b.widths.insert(b.widths.end(), {T(0.01), T(0), T(0), T(0.01)});
-    EXPECT_TRUE(aref::throws_naming(call(b, {4, 5}, T(0.01)), {{"basis", "widths", "centers"}}));
+    EXPECT_TRUE(throws_naming(call(b, {4, 5}, T(0.01)), {{"basis", "widths", "centers"}}));
     b = basis;  // widths not a multiple of 4
     b.widths.pop_back();
-    EXPECT_TRUE(aref::throws_naming(call(b, {4, 5}, T(0.01)), {{"basis", "widths", "centers"}}));
+    EXPECT_TRUE(throws_naming(call(b, {4, 5}, T(0.01)), {{"basis", "widths", "centers"}}));
     b = basis;  // an odd number of centre coordinates
     b.centers.push_back(T(0.5));
-    EXPECT_TRUE(aref::throws_naming(call(b, {4, 5}, T(0.01)), {{"basis", "widths", "centers"}}));
+    EXPECT_TRUE(throws_naming(call(b, {4, 5}, T(0.01)), {{"basis", "widths", "centers"}}));
   }
   // widths that are not symmetric positive definite (basis function 4 of 9)
   const std::vector<std::array<T, 4>> bad_widths{
@@ -408,7 +408,7 @@ TYPED_TEST(Ridge2DErrors, RidgeMatrixArguments) {
   for (const auto& w : bad_widths) {
     Basis b = basis;
     std::copy(w.begin(), w.end(), b.widths.begin() + 16);
-    EXPECT_TRUE(aref::throws_naming(call(b, {4, 5}, T(0.01)), {width_names()}))
+    EXPECT_TRUE(throws_naming(call(b, {4, 5}, T(0.01)), {width_names()}))
         << "width {" << w[0] << ", " << w[1] << ", " << w[2] << ", " << w[3] << "}";
   }
   // lambda = 0 is allowed when F F^T is invertible: a small, well-separated basis on a finer grid
@@ -419,8 +419,8 @@ TYPED_TEST(Ridge2DErrors, CacheArguments) {
   using T = TypeParam;
   using Basis = sparcon::GaussianBasis2D<T>;
   sparcon::RidgeCache2D<T> cache(Basis::grid(3, T(0.01)), T(0.01));
-  EXPECT_TRUE(aref::throws_naming([&] { (void)cache.matrix({0, 4}); }, {{"height", "size"}}));
-  EXPECT_TRUE(aref::throws_naming([&] { (void)cache.matrix({4, 0}); }, {{"width", "size"}}));
+  EXPECT_TRUE(throws_naming([&] { (void)cache.matrix({0, 4}); }, {{"height", "size"}}));
+  EXPECT_TRUE(throws_naming([&] { (void)cache.matrix({4, 0}); }, {{"width", "size"}}));
   EXPECT_NO_THROW((void)cache.matrix({4, 4}));
   // A bad lambda or basis is rejected by the constructor or, at the latest, by matrix().
   auto bad_cache = [](Basis b, T lambda) {
@@ -429,11 +429,11 @@ TYPED_TEST(Ridge2DErrors, CacheArguments) {
       (void)c.matrix({3, 3});
     };
   };
-  EXPECT_TRUE(aref::throws_naming(bad_cache(Basis::grid(3, T(0.01)), T(-1)), {{"lambda"}}));
-  EXPECT_TRUE(aref::throws_naming(bad_cache(Basis{}, T(0.01)), {{"basis"}}));
+  EXPECT_TRUE(throws_naming(bad_cache(Basis::grid(3, T(0.01)), T(-1)), {{"lambda"}}));
+  EXPECT_TRUE(throws_naming(bad_cache(Basis{}, T(0.01)), {{"basis"}}));
   Basis asym = Basis::grid(3, T(0.01));
   asym.widths[1] = T(0.004);  // m01 != m10 = 0
-  EXPECT_TRUE(aref::throws_naming(bad_cache(asym, T(0.01)), {width_names()}));
+  EXPECT_TRUE(throws_naming(bad_cache(asym, T(0.01)), {width_names()}));
 }
 
 }  // namespace

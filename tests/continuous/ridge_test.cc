@@ -22,17 +22,7 @@ namespace {
 
 using aref::LD;
 
-/// max |got - want| / max |want| over the matrix (G has entries of every size; its rounding
-/// error is relative to the largest).
-template <class T>
-LD normwise_error(const std::vector<T>& got, const std::vector<LD>& want) {
-  LD diff = 0, big = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::fabs(static_cast<LD>(got[i]) - want[i]));
-    big = std::max(big, std::fabs(want[i]));
-  }
-  return diff / big;
-}
+using aref::normwise_error;
 
 /// A small, well-conditioned basis: n narrow Gaussians (variance `width`) on linspace(0, 1, n).
 template <class T>
@@ -268,21 +258,21 @@ TYPED_TEST(RidgeErrors, RidgeMatrixArguments) {
   auto call = [](const Basis& b, std::size_t length, T lambda) {
     return [&b, length, lambda] { (void)sparcon::ridge_matrix_1d<T>(b, length, lambda); };
   };
-  EXPECT_TRUE(aref::throws_naming(call(basis, 0, T(0.01)), {{"length", "L"}}));
-  EXPECT_TRUE(aref::throws_naming(call(basis, 3, T(-0.5)), {{"lambda"}, {"-0.5"}}));
-  EXPECT_TRUE(aref::throws_naming(call(basis, 3, nan), {{"lambda"}, {"nan"}}));
-  EXPECT_TRUE(aref::throws_naming(call(basis, 3, inf), {{"lambda"}}));
+  EXPECT_TRUE(throws_naming(call(basis, 0, T(0.01)), {{"length", "L"}}));
+  EXPECT_TRUE(throws_naming(call(basis, 3, T(-0.5)), {{"lambda"}, {"-0.5"}}));
+  EXPECT_TRUE(throws_naming(call(basis, 3, nan), {{"lambda"}, {"nan"}}));
+  EXPECT_TRUE(throws_naming(call(basis, 3, inf), {{"lambda"}}));
   const Basis empty;
-  EXPECT_TRUE(aref::throws_naming(call(empty, 3, T(0.01)), {{"basis"}}));
+  EXPECT_TRUE(throws_naming(call(empty, 3, T(0.01)), {{"basis"}}));
   Basis zero_width = basis;
   zero_width.widths[2] = 0;
-  EXPECT_TRUE(aref::throws_naming(call(zero_width, 3, T(0.01)), {{"basis", "widths", "width"}}));
+  EXPECT_TRUE(throws_naming(call(zero_width, 3, T(0.01)), {{"basis", "widths", "width"}}));
   Basis negative_width = basis;
   negative_width.widths[0] = T(-0.01);
-  EXPECT_TRUE(aref::throws_naming(call(negative_width, 3, T(0.01)), {{"basis", "widths", "width"}}));
+  EXPECT_TRUE(throws_naming(call(negative_width, 3, T(0.01)), {{"basis", "widths", "width"}}));
   Basis mismatched = basis;
   mismatched.widths.pop_back();
-  EXPECT_TRUE(aref::throws_naming(call(mismatched, 3, T(0.01)), {{"basis", "widths", "centers"}}));
+  EXPECT_TRUE(throws_naming(call(mismatched, 3, T(0.01)), {{"basis", "widths", "centers"}}));
   // lambda = 0 is allowed (F F^T may still be invertible): L >= N with a narrow basis.
   EXPECT_NO_THROW((void)sparcon::ridge_matrix_1d<T>(narrow_basis<T>(4, T(0.01)), 8, T(0)));
 }
@@ -291,7 +281,7 @@ TYPED_TEST(RidgeErrors, CacheArguments) {
   using T = TypeParam;
   using Basis = sparcon::GaussianBasis1D<T>;
   sparcon::RidgeCache1D<T> cache(Basis::paper(8), T(0.01));
-  EXPECT_TRUE(aref::throws_naming([&] { (void)cache.matrix(0); }, {{"length", "L"}}));
+  EXPECT_TRUE(throws_naming([&] { (void)cache.matrix(0); }, {{"length", "L"}}));
   // A bad lambda or basis is rejected by the constructor or, at the latest, by matrix().
   auto bad_cache = [](Basis b, T lambda) {
     return [b, lambda] {
@@ -299,8 +289,8 @@ TYPED_TEST(RidgeErrors, CacheArguments) {
       (void)c.matrix(3);
     };
   };
-  EXPECT_TRUE(aref::throws_naming(bad_cache(Basis::paper(8), T(-1)), {{"lambda"}}));
-  EXPECT_TRUE(aref::throws_naming(bad_cache(Basis{}, T(0.01)), {{"basis"}}));
+  EXPECT_TRUE(throws_naming(bad_cache(Basis::paper(8), T(-1)), {{"lambda"}}));
+  EXPECT_TRUE(throws_naming(bad_cache(Basis{}, T(0.01)), {{"basis"}}));
 }
 
 }  // namespace

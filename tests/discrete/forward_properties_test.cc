@@ -13,6 +13,7 @@
 #include "map_cases.h"
 #include "random_rows.h"
 #include "sparcon/discrete.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -21,7 +22,6 @@ const std::vector<std::size_t> kLengths = {1, 2, 3, 7, 17, 100, 513};
 
 template <class T>
 class ForwardProperties : public ::testing::Test {};
-using FloatTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(ForwardProperties, FloatTypes);
 
 /// Calls check(case, batch, x, output of forward) for every case and every standard input.

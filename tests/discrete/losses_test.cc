@@ -16,6 +16,7 @@
 #include "map_cases.h"
 #include "random_rows.h"
 #include "sparcon/losses.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -55,7 +56,6 @@ LossOutput<T> run_loss(const MapCase& c, const std::vector<T>& x, const std::vec
 
 template <class T>
 class Losses : public ::testing::Test {};
-using FloatTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(Losses, FloatTypes);
 
 TYPED_TEST(Losses, LossAndGradientMatchTheReference) {

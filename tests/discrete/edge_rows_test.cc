@@ -12,13 +12,13 @@
 #include "map_cases.h"
 #include "random_rows.h"
 #include "sparcon/discrete.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
 
 template <class T>
 class EdgeRows : public ::testing::Test {};
-using FloatTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(EdgeRows, FloatTypes);
 
 /// Every case that applies to the length, checked against the reference.

@@ -12,33 +12,15 @@
 
 #include "sparcon/discrete.h"
 #include "sparcon/losses.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
 
 using ::testing::HasSubstr;
 
-/// Runs `call`, expecting std::invalid_argument with a message containing every needle.
-::testing::AssertionResult throws_naming(const std::function<void()>& call, const std::vector<std::string>& needles) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    for (const std::string& needle : needles) {
-      if (what.find(needle) == std::string::npos) {
-        return ::testing::AssertionFailure() << "message \"" << what << "\" lacks \"" << needle << "\"";
-      }
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw something else: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
-
 template <class T>
 class Errors : public ::testing::Test {};
-using FloatTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(Errors, FloatTypes);
 
 TYPED_TEST(Errors, WrongSpanSizes) {

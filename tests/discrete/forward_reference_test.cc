@@ -9,6 +9,7 @@
 #include "map_cases.h"
 #include "random_rows.h"
 #include "sparcon/discrete.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -19,7 +20,6 @@ const std::vector<std::size_t> kLengths = {1, 2, 3, 7, 16, 17, 100, 513, 4096};
 
 template <class T>
 class ForwardMatchesReference : public ::testing::Test {};
-using FloatTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(ForwardMatchesReference, FloatTypes);
 
 /// One map with one shared parameter, on the standard inputs of every length.

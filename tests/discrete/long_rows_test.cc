@@ -8,13 +8,13 @@
 #include "map_cases.h"
 #include "random_rows.h"
 #include "sparcon/discrete.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
 
 template <class T>
 class LongRows : public ::testing::Test {};
-using FloatTypes = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(LongRows, FloatTypes);
 
 TYPED_TEST(LongRows, MillionEntriesMatchTheReference) {
