@@ -62,6 +62,24 @@ void continuous_attention_1d_backward(T alpha, RidgeCache1D<T>& ridge, std::span
                                       std::span<T> dmu, std::span<T> dsigma2,
                                       Threads threads = {});
 
+/// The value model of each example on its own: B_b = G_b^T H_b (N x E), the coefficients of
+/// V_b(t) = B_b^T psi(t), so that the context of any density over example b is B_b^T r. Computed
+/// once per example and shared by all its queries (query-conditioned attention):
+/// O(L N E) per example, and O(N E) per query after it.
+///   model[b, j, f] = sum_{l < L_b} G_{L_b}[l, j] values[b, l, f]
+/// Shapes: values (B x L x E), lengths (B), model (B x N x E). Sums in double.
+template <std::floating_point T>
+void value_model_1d(RidgeCache1D<T>& ridge, std::span<const T> values, SequenceShape shape,
+                    std::span<const std::int64_t> lengths, std::span<T> model,
+                    Threads threads = {});
+
+/// Vector-Jacobian product of value_model_1d: dvalues[b, l] = sum_j G_{L_b}[l, j] dmodel[b, j]
+/// for l < L_b, zero for padding rows. Shapes: dmodel (B x N x E), dvalues (B x L x E).
+template <std::floating_point T>
+void value_model_1d_backward(RidgeCache1D<T>& ridge, SequenceShape shape,
+                             std::span<const std::int64_t> lengths, std::span<const T> dmodel,
+                             std::span<T> dvalues, Threads threads = {});
+
 /// disc+cont: mu and sigma2 from the moments of discrete distributions p (B x L) over each
 /// example's positions (see above). ridge > 0 keeps the variance positive.
 template <std::floating_point T>
@@ -97,6 +115,17 @@ void continuous_attention_2d_backward(T alpha, RidgeCache2D<T>& ridge, std::span
                                       std::span<const T> sigma, std::span<const T> dcontext,
                                       std::span<T> dvalues, std::span<T> dmu,
                                       std::span<T> dsigma, Threads threads = {});
+
+/// The value model of each image, B_b = G^T H_b (N x E), as value_model_1d with the G of the
+/// image size. Shapes: values (B x H x W x E), model (B x N x E).
+template <std::floating_point T>
+void value_model_2d(RidgeCache2D<T>& ridge, std::span<const T> values, ImageShape shape,
+                    std::span<T> model, Threads threads = {});
+
+/// Vector-Jacobian product of value_model_2d. Shapes: dmodel (B x N x E), dvalues (B x H x W x E).
+template <std::floating_point T>
+void value_model_2d_backward(RidgeCache2D<T>& ridge, ImageShape shape, std::span<const T> dmodel,
+                             std::span<T> dvalues, Threads threads = {});
 
 /// disc+cont on images: mu (B x 2) and sigma (B x 4) from discrete distributions p (B x H x W)
 /// over the pixel positions (see above).

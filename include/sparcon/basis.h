@@ -22,10 +22,14 @@ struct GaussianBasis1D {
   std::vector<T> centers;
   std::vector<T> widths;
 
-  /// The paper's basis of size n (even): n/2 centres linspace(0, 1, n/2), each with the
-  /// standard deviations 0.1 and 0.5 (widths 0.01 and 0.25), in the order of the paper's code
-  /// (centre by centre: (c_0, 0.01), (c_0, 0.25), (c_1, 0.01), ...).
-  static GaussianBasis1D paper(std::size_t n);
+  /// n functions (n a positive multiple of k = sds.size()): n/k centres linspace(0, 1, n/k)
+  /// (one centre at 0 when n = k), each with every standard deviation of `sds` (widths sd^2),
+  /// centre by centre: (c_0, sd_0^2), (c_0, sd_1^2), ..., (c_1, sd_0^2), ... Centres and
+  /// widths are computed in double and rounded once to T.
+  static GaussianBasis1D grid(std::size_t n, const std::vector<double>& sds);
+  /// The paper's basis of size n (even): grid(n, {0.1, 0.5}), widths 0.01 and 0.25, in the
+  /// order of the paper's code.
+  static GaussianBasis1D paper(std::size_t n) { return grid(n, {0.1, 0.5}); }
   [[nodiscard]] std::size_t size() const { return centers.size(); }
 };
 

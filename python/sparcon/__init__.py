@@ -19,6 +19,7 @@ Fenchel-Young losses (X (n, d), target (n,) -> (n,)):
     SparsemaxLoss, Entmax15Loss, SparsemaxBisectLoss, EntmaxBisectLoss, NormmaxBisectLoss
 Continuous attention (1D sequences, 2D images):
     continuous_expectation, ridge_matrix, continuous_attention, density_from_moments,
+    value_model, query_continuous_attention, disc_cont_attention (one density per query),
     default_basis_1d, default_basis_2d,
     ContinuousAttention, ContinuousAttention1D, ContinuousAttention2D
 
@@ -115,7 +116,10 @@ from sparcon.continuous import (  # noqa: E402
     default_basis_1d,
     default_basis_2d,
     density_from_moments,
+    disc_cont_attention,
+    query_continuous_attention,
     ridge_matrix,
+    value_model,
 )
 from sparcon.attention import (  # noqa: E402
     ContinuousAttention,
@@ -131,6 +135,7 @@ __all__ = [
     "normmax_bisect_loss",
     "SparsemaxLoss", "Entmax15Loss", "SparsemaxBisectLoss", "EntmaxBisectLoss", "NormmaxBisectLoss",
     "continuous_expectation", "ridge_matrix", "continuous_attention", "density_from_moments",
+    "value_model", "query_continuous_attention", "disc_cont_attention",
     "default_basis_1d", "default_basis_2d",
     "ContinuousAttention", "ContinuousAttention1D", "ContinuousAttention2D",
 ]

@@ -113,41 +113,82 @@ def density_from_moments(p, alpha=1.0, ridge=1e-4, lengths=None):
     return _ops.density_from_moments(p, float(alpha), float(ridge), lengths)
 
 
+def value_model(values, centers, widths, lam=0.01, lengths=None):
+    """The value model of each example, ``B_b = G_b^T H_b`` (N x E): ``V_b(t) = B_b^T psi(t)`` is
+    the ridge fit of its values, so the context of any density over example b is ``B_b^T r``.
+    Computed once per example and shared by its queries (query-conditioned attention).
+
+    Parameters
+    ----------
+    values : (B, L, E) with optional int64 lengths (B,), or (B, H, W, E).
+    centers, widths, lam : the basis and the ridge penalty.
+
+    Returns
+    -------
+    model : (B, N, E). Differentiable in values (padding rows get zero gradient).
+    """
+    return _ops.value_model(values, centers, widths, float(lam), lengths)
+
+
+def query_continuous_attention(values, mu, Sigma, centers, widths, lam=0.01, alpha=1.0, lengths=None):
+    """Query-conditioned continuous attention: one density per query (and head) over the same
+    values, ``context[b, q, chunk k] = B_b[:, chunk k]^T E_{p_bqk}[psi]`` with ``B_b`` the
+    :func:`value_model` (E split into K chunks for K heads).
+
+    Parameters
+    ----------
+    values : (B, L, E) with optional lengths (B,), or (B, H, W, E).
+    mu, Sigma : 1D (B, Q) or (B, Q, K); 2D (B, Q, 2) or (B, Q, K, 2) and (B, Q, 2, 2) or
+        (B, Q, K, 2, 2).
+
+    Returns
+    -------
+    context : (B, Q, E). Cost O(L N E) per example plus O(N E) per query.
+    """
+    return _ops.query_continuous_attention(values, mu, Sigma, centers, widths, float(lam), float(alpha), lengths)
+
+
+def disc_cont_attention(values, scores, centers, widths, lam=0.01, alpha=1.0, discrete_alpha=1.0,
+                        moment_ridge=1e-4, lengths=None):
+    """disc+cont attention of queries: ``p = alpha_entmax(scores, discrete_alpha)`` over the
+    positions (masked past each length), ``(mu, Sigma)`` from the moments of p, and the context
+    ``sum_l p_l h_l + query_continuous_attention(values, mu, Sigma)`` (per head chunk).
+
+    Parameters
+    ----------
+    values : (B, L, E) with optional lengths, or (B, H, W, E).
+    scores : (B, Q, K, L) or (B, Q, K, H, W).
+
+    Returns
+    -------
+    (context (B, Q, E), mu, Sigma (as in :func:`query_continuous_attention` with K), p (the shape
+    of scores)).
+    """
+    return _ops.disc_cont_attention(values, scores, centers, widths, float(lam), float(alpha),
+                                    float(discrete_alpha), float(moment_ridge), lengths)
+
+
 def default_basis_1d(basis_size=64, sds=(0.1, 0.5), dtype=torch.float32, device=None):
     """The paper's 1D basis: ``basis_size/len(sds)`` centres ``linspace(0, 1, .)``, each with every
     standard deviation in ``sds`` (variances sds^2), ordered centre by centre:
-    (c0, sd0^2), (c0, sd1^2), (c1, sd0^2), ...
+    (c0, sd0^2), (c0, sd1^2), (c1, sd0^2), ... (``torch.ops.sparcon.basis_1d``, the C++ modules'
+    basis; computed in double and rounded once).
 
     Returns
     -------
     (centers, widths) : (N,), (N,) with N = basis_size.
     """
-    sds = torch.as_tensor(sds, dtype=torch.float64).reshape(-1)
-    k = len(sds)
-    if basis_size <= 0 or k == 0 or basis_size % k:
-        raise ValueError(f"sparcon.default_basis_1d: basis_size = {basis_size} must be a positive multiple "
-                         f"of the number of sds ({k})")
-    n_centres = basis_size // k
-    c = torch.zeros(1, dtype=torch.float64) if n_centres == 1 else torch.linspace(0, 1, n_centres, dtype=torch.float64)
-    centers = c.repeat_interleave(k)
-    widths = (sds * sds).repeat(n_centres)
+    centers, widths = _ops.basis_1d(int(basis_size), [float(s) for s in torch.as_tensor(sds).reshape(-1).tolist()])
     return centers.to(dtype=dtype, device=device), widths.to(dtype=dtype, device=device)
 
 
 def default_basis_2d(side=10, variance=0.001, dtype=torch.float32, device=None):
     """The paper's 2D basis: a side x side grid ``linspace(0, 1, side)^2`` (row-major) of
-    Gaussians with covariance ``variance * I``.
+    Gaussians with covariance ``variance * I`` (``torch.ops.sparcon.basis_2d``).
 
     Returns
     -------
     (centers, widths) : (side^2, 2), (side^2, 2, 2).
     """
-    if side <= 0:
-        raise ValueError(f"sparcon.default_basis_2d: side = {side} must be > 0")
-    if not variance > 0:
-        raise ValueError(f"sparcon.default_basis_2d: variance = {variance} must be > 0")
-    c = torch.zeros(1, dtype=torch.float64) if side == 1 else torch.linspace(0, 1, side, dtype=torch.float64)
-    gy, gx = torch.meshgrid(c, c, indexing="ij")
-    centers = torch.stack([gy.reshape(-1), gx.reshape(-1)], 1)
-    widths = (variance * torch.eye(2, dtype=torch.float64)).expand(side * side, 2, 2).clone()
+    centers, widths = _ops.basis_2d(int(side), float(variance))
     return centers.to(dtype=dtype, device=device), widths.to(dtype=dtype, device=device)

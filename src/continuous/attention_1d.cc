@@ -72,6 +72,29 @@ void continuous_attention_1d_backward(T alpha, RidgeCache1D<T>& ridge, std::span
   detail::value_gradients(ridge, layout, grid, std::span<const T>(r), dcontext, dvalues, threads);
 }
 
+template <std::floating_point T>
+void value_model_1d(RidgeCache1D<T>& ridge, std::span<const T> values, SequenceShape shape,
+                    std::span<const std::int64_t> lengths, std::span<T> model, Threads threads) {
+  const char* fn = "value_model_1d";
+  detail::check_sequences(fn, values, shape, lengths);
+  detail::check_size(fn, "model", model, shape.batch * ridge.basis().size() * shape.features,
+                     "batch * N * features");
+  detail::value_models(ridge, values, {shape.batch, shape.length, shape.features},
+                       detail::SequenceGrid{lengths}, model, threads);
+}
+
+template <std::floating_point T>
+void value_model_1d_backward(RidgeCache1D<T>& ridge, SequenceShape shape,
+                             std::span<const std::int64_t> lengths, std::span<const T> dmodel,
+                             std::span<T> dvalues, Threads threads) {
+  const char* fn = "value_model_1d_backward";
+  detail::check_sequences(fn, std::span<const T>(dvalues), shape, lengths, "dvalues");
+  detail::check_size(fn, "dmodel", dmodel, shape.batch * ridge.basis().size() * shape.features,
+                     "batch * N * features");
+  detail::value_model_gradients(ridge, {shape.batch, shape.length, shape.features},
+                                detail::SequenceGrid{lengths}, dmodel, dvalues, threads);
+}
+
 namespace detail {
 namespace {
 
@@ -175,6 +198,16 @@ template void continuous_attention_1d_backward(double, RidgeCache1D<double>&,
                                                std::span<const double>, std::span<const double>,
                                                std::span<const double>, std::span<double>,
                                                std::span<double>, std::span<double>, Threads);
+template void value_model_1d(RidgeCache1D<float>&, std::span<const float>, SequenceShape,
+                             std::span<const std::int64_t>, std::span<float>, Threads);
+template void value_model_1d(RidgeCache1D<double>&, std::span<const double>, SequenceShape,
+                             std::span<const std::int64_t>, std::span<double>, Threads);
+template void value_model_1d_backward(RidgeCache1D<float>&, SequenceShape,
+                                      std::span<const std::int64_t>, std::span<const float>,
+                                      std::span<float>, Threads);
+template void value_model_1d_backward(RidgeCache1D<double>&, SequenceShape,
+                                      std::span<const std::int64_t>, std::span<const double>,
+                                      std::span<double>, Threads);
 template void density_from_moments_1d(float, std::span<const float>, std::size_t,
                                       std::span<const std::int64_t>, float, std::span<float>,
                                       std::span<float>);

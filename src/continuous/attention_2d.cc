@@ -68,6 +68,29 @@ void continuous_attention_2d_backward(T alpha, RidgeCache2D<T>& ridge, std::span
   detail::value_gradients(ridge, layout, grid, std::span<const T>(r), dcontext, dvalues, threads);
 }
 
+template <std::floating_point T>
+void value_model_2d(RidgeCache2D<T>& ridge, std::span<const T> values, ImageShape shape,
+                    std::span<T> model, Threads threads) {
+  const char* fn = "value_model_2d";
+  detail::check_images(fn, values, shape);
+  detail::check_size(fn, "model", model, shape.batch * ridge.basis().size() * shape.features,
+                     "batch * N * features");
+  detail::value_models(ridge, values, {shape.batch, shape.height * shape.width, shape.features},
+                       detail::ImageGrid{{shape.height, shape.width}}, model, threads);
+}
+
+template <std::floating_point T>
+void value_model_2d_backward(RidgeCache2D<T>& ridge, ImageShape shape, std::span<const T> dmodel,
+                             std::span<T> dvalues, Threads threads) {
+  const char* fn = "value_model_2d_backward";
+  detail::check_images(fn, std::span<const T>(dvalues), shape);
+  detail::check_size(fn, "dmodel", dmodel, shape.batch * ridge.basis().size() * shape.features,
+                     "batch * N * features");
+  detail::value_model_gradients(ridge, {shape.batch, shape.height * shape.width, shape.features},
+                                detail::ImageGrid{{shape.height, shape.width}}, dmodel, dvalues,
+                                threads);
+}
+
 namespace detail {
 namespace {
 
@@ -186,6 +209,14 @@ template void continuous_attention_2d_backward(double, RidgeCache2D<double>&,
                                                std::span<const double>, std::span<const double>,
                                                std::span<const double>, std::span<double>,
                                                std::span<double>, std::span<double>, Threads);
+template void value_model_2d(RidgeCache2D<float>&, std::span<const float>, ImageShape,
+                             std::span<float>, Threads);
+template void value_model_2d(RidgeCache2D<double>&, std::span<const double>, ImageShape,
+                             std::span<double>, Threads);
+template void value_model_2d_backward(RidgeCache2D<float>&, ImageShape, std::span<const float>,
+                                      std::span<float>, Threads);
+template void value_model_2d_backward(RidgeCache2D<double>&, ImageShape, std::span<const double>,
+                                      std::span<double>, Threads);
 template void density_from_moments_2d(float, std::span<const float>, std::size_t, ImageSize, float,
                                       std::span<float>, std::span<float>);
 template void density_from_moments_2d(double, std::span<const double>, std::size_t, ImageSize,

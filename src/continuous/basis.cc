@@ -15,16 +15,21 @@
 namespace sparcon {
 
 template <std::floating_point T>
-GaussianBasis1D<T> GaussianBasis1D<T>::paper(std::size_t n) {
-  if (n == 0 || n % 2 != 0)
-    detail::fail("sparcon::GaussianBasis1D::paper: n = ", n, " must be even and > 0");
+GaussianBasis1D<T> GaussianBasis1D<T>::grid(std::size_t n, const std::vector<double>& sds) {
+  const std::size_t k = sds.size();
+  if (k == 0 || n == 0 || n % k != 0)
+    detail::fail("sparcon::GaussianBasis1D::grid: n = ", n,
+                 " must be a positive multiple of the number of standard deviations (", k, ")");
+  for (std::size_t s = 0; s < k; ++s)
+    if (!(sds[s] > 0) || !std::isfinite(sds[s]))
+      detail::fail("sparcon::GaussianBasis1D::grid: sds[", s, "] = ", sds[s], " must be finite and > 0");
   GaussianBasis1D basis;
-  const std::size_t half = n / 2;
-  // In the order of the paper's code: meshgrid(linspace(0, 1, n/2), [0.1, 0.5]) flattened.
-  for (std::size_t i = 0; i < half; ++i) {
-    for (const T sd : {T(0.1), T(0.5)}) {
-      basis.centers.push_back(half == 1 ? T(0) : static_cast<T>(static_cast<double>(i) / (half - 1)));
-      basis.widths.push_back(sd * sd);
+  const std::size_t centres = n / k;
+  for (std::size_t i = 0; i < centres; ++i) {
+    const double c = centres == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(centres - 1);
+    for (const double sd : sds) {
+      basis.centers.push_back(static_cast<T>(c));
+      basis.widths.push_back(static_cast<T>(sd * sd));
     }
   }
   return basis;

@@ -168,6 +168,16 @@ at::Tensor lengths_of(const char* fn, const c10::optional<at::Tensor>& lengths, 
   return lengths->to(at::kLong).contiguous();
 }
 
+// The core's view of a (B, L, E) or (B, H, W, E) tensor.
+SequenceShape sequence_shape(const at::Tensor& values) {
+  return {static_cast<std::size_t>(values.size(0)), static_cast<std::size_t>(values.size(1)),
+          static_cast<std::size_t>(values.size(2))};
+}
+ImageShape image_shape(const at::Tensor& values) {
+  return {static_cast<std::size_t>(values.size(0)), static_cast<std::size_t>(values.size(1)),
+          static_cast<std::size_t>(values.size(2)), static_cast<std::size_t>(values.size(3))};
+}
+
 class Attention : public ::torch::autograd::Function<Attention> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& values, const at::Tensor& mu,
@@ -248,6 +258,69 @@ class Attention : public ::torch::autograd::Function<Attention> {
     return {dv.to(static_cast<at::ScalarType>(dtypes[0])), dmu.to(static_cast<at::ScalarType>(dtypes[1])),
             dsigma.to(static_cast<at::ScalarType>(dtypes[2])), at::Tensor(), at::Tensor(), at::Tensor(),
             at::Tensor(), at::Tensor()};
+  }
+};
+
+// ---- value model ----------------------------------------------------------------------------
+
+class ValueModel : public ::torch::autograd::Function<ValueModel> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& values, const at::Tensor& centers,
+                            const at::Tensor& widths, double lambda, const at::Tensor& lengths) {
+    const char* fn = "value_model";
+    check_basis_shapes(fn, centers, widths);
+    check_floating(values, fn, "values");
+    const bool two = is_2d(centers);
+    TORCH_CHECK_VALUE(values.dim() == (two ? 4 : 3), "sparcon.", fn, ": values must be ",
+                      two ? "(B, H, W, E)" : "(B, L, E)", " for a ", two ? "2D" : "1D",
+                      " basis, got shape ", values.sizes());
+    const at::ScalarType compute = compute_type(values.scalar_type());
+    const at::Tensor v = values.to(compute).contiguous();
+    const std::int64_t b = values.size(0), e = values.size(-1);
+    at::Tensor model = at::empty({b, centers.size(0), e}, v.options());
+    with_type(compute, [&](auto t) {
+      using T = decltype(t);
+      core([&] {
+        if (two) {
+          const auto ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
+          value_model_2d<T>(*ridge, const_span_of<T>(v), image_shape(values), span_of<T>(model), threads());
+        } else {
+          const auto ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
+          value_model_1d<T>(*ridge, const_span_of<T>(v), sequence_shape(values), const_span_of<std::int64_t>(lengths),
+                            span_of<T>(model), threads());
+        }
+      });
+    });
+    ctx->save_for_backward({centers, widths, lengths});
+    ctx->saved_data["lambda"] = lambda;
+    ctx->saved_data["shape"] = values.sizes().vec();
+    ctx->saved_data["dtype"] = static_cast<std::int64_t>(values.scalar_type());
+    return model.to(values.scalar_type());
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &centers = saved[0], &widths = saved[1], &lengths = saved[2];
+    const double lambda = ctx->saved_data["lambda"].toDouble();
+    const auto shape = ctx->saved_data["shape"].toIntVector();
+    const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+    const at::Tensor dmodel = grads[0].to(compute_type(dtype)).contiguous();
+    at::Tensor dvalues = at::empty(shape, dmodel.options());
+    with_type(dmodel.scalar_type(), [&](auto t) {
+      using T = decltype(t);
+      core([&] {
+        if (is_2d(centers)) {
+          const auto ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
+          value_model_2d_backward<T>(*ridge, image_shape(dvalues), const_span_of<T>(dmodel), span_of<T>(dvalues),
+                                     threads());
+        } else {
+          const auto ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
+          value_model_1d_backward<T>(*ridge, sequence_shape(dvalues), const_span_of<std::int64_t>(lengths),
+                                     const_span_of<T>(dmodel), span_of<T>(dvalues), threads());
+        }
+      });
+    });
+    return {dvalues.to(dtype), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -356,6 +429,13 @@ at::Tensor continuous_attention(const at::Tensor& values, const at::Tensor& mu, 
                            ? detail::lengths_of("continuous_attention", lengths, values.size(0), values.size(1))
                            : at::empty({0}, at::kLong);
   return detail::Attention::apply(values, mu, sigma, centers, widths, lambda, alpha, l);
+}
+
+at::Tensor value_model(const at::Tensor& values, const at::Tensor& centers, const at::Tensor& widths, double lambda,
+                       const c10::optional<at::Tensor>& lengths) {
+  const at::Tensor l = values.dim() == 3 ? detail::lengths_of("value_model", lengths, values.size(0), values.size(1))
+                                         : at::empty({0}, at::kLong);
+  return detail::ValueModel::apply(values, centers, widths, lambda, l);
 }
 
 std::tuple<at::Tensor, at::Tensor> density_from_moments(const at::Tensor& p, double alpha, double ridge,

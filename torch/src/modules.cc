@@ -16,11 +16,7 @@ EntmaxImpl::EntmaxImpl(EntmaxOptions options_) : options(options_) {
 }
 
 at::Tensor EntmaxImpl::forward(const at::Tensor& x) {
-  const double a = options.alpha();
-  if (a == 1) return sparcon::torch::softmax(x, options.dim());
-  if (a == 2) return sparcon::torch::sparsemax(x, options.dim());
-  if (a == 1.5) return sparcon::torch::entmax15(x, options.dim());
-  return sparcon::torch::entmax(x, a, options.dim());
+  return alpha_entmax(x, options.alpha(), options.dim());
 }
 
 // ---- EntmaxAttention ------------------------------------------------------------------------
@@ -57,30 +53,12 @@ std::tuple<at::Tensor, at::Tensor> EntmaxAttentionImpl::forward(const at::Tensor
                       key_padding_mask.scalar_type(), " ", key_padding_mask.sizes());
     scores = scores.masked_fill(key_padding_mask.view({b, 1, 1, lk}), -std::numeric_limits<double>::infinity());
   }
-  const double a = options.alpha();
-  const at::Tensor weights = a == 1 ? sparcon::torch::softmax(scores, -1)
-                             : a == 2 ? sparcon::torch::sparsemax(scores, -1)
-                             : a == 1.5 ? sparcon::torch::entmax15(scores, -1)
-                                        : sparcon::torch::entmax(scores, a, -1);
+  const at::Tensor weights = alpha_entmax(scores, options.alpha(), -1);
   const at::Tensor out = at::matmul(weights, v).transpose(1, 2).reshape({b, lq, e});
   return {out_proj(out), weights};
 }
 
 // ---- ContinuousAttention --------------------------------------------------------------------
-
-namespace {
-
-// Starts the "cont" head at a density of moderate width: the bias of the outputs that go
-// through softplus set so that they begin at `value` (a density as wide as the whole domain
-// gives weak, drifting gradients), the mean at the centre (bias 0 through the sigmoid).
-// softplus^-1(v) = log(e^v - 1) = v + log(1 - e^-v).
-void start_head_at(::torch::nn::Linear& head, std::initializer_list<std::int64_t> outputs, double value) {
-  const ::torch::NoGradGuard no_grad;
-  head->bias.zero_();
-  for (const auto i : outputs) head->bias[i].fill_(value + std::log(-std::expm1(-value)));
-}
-
-}  // namespace
 
 ContinuousAttentionImpl::ContinuousAttentionImpl(ContinuousAttentionOptions options_) : options(options_) {
   const char* fn = "sparcon.ContinuousAttention";
@@ -91,77 +69,77 @@ ContinuousAttentionImpl::ContinuousAttentionImpl(ContinuousAttentionOptions opti
                     ": initial_scale = ", options.initial_scale(), " must be finite and > 0");
   TORCH_CHECK_VALUE(options.mode() == "cont" || options.mode() == "disc+cont", fn, ": mode = '",
                     options.mode(), "' must be 'cont' or 'disc+cont'");
+  TORCH_CHECK_VALUE(options.heads() >= 1 && options.features() % options.heads() == 0, fn, ": heads = ",
+                    options.heads(), " must be >= 1 and divide features = ", options.features());
+  TORCH_CHECK_VALUE(options.query_features() >= 0, fn, ": query_features = ", options.query_features(),
+                    " must be >= 0 (0: no queries)");
+  TORCH_CHECK_VALUE(options.discrete_alpha() > 0, fn, ": discrete_alpha = ", options.discrete_alpha(),
+                    " must be > 0");
   if (options.dims() == 1) {
-    const auto n = options.basis_size();
     const auto per_centre = static_cast<std::int64_t>(options.widths().size());
-    TORCH_CHECK_VALUE(per_centre > 0 && n > 0 && n % per_centre == 0, fn, ": basis_size = ", n,
-                      " must be a positive multiple of the number of widths (", per_centre, ")");
-    const auto k = n / per_centre;
-    const at::Tensor c = k == 1 ? at::zeros({1}, at::kFloat) : at::linspace(0, 1, k, at::kFloat);
-    const at::Tensor sd = at::tensor(options.widths(), at::kFloat);
-    // The paper's order: centre by centre, each with every width.
-    centers = register_buffer("centers", c.repeat_interleave(per_centre));
-    widths = register_buffer("widths", (sd * sd).repeat({k}));
-    head = register_module("head", ::torch::nn::Linear(options.features(), 2));
-    start_head_at(head, {1}, options.initial_scale());
-  } else {
-    const auto side = options.grid_side();
-    TORCH_CHECK_VALUE(side > 0, fn, ": grid_side = ", side, " must be > 0");
-    TORCH_CHECK_VALUE(options.variance() > 0, fn, ": variance = ", options.variance(), " must be > 0");
-    const at::Tensor c = side == 1 ? at::zeros({1}, at::kFloat) : at::linspace(0, 1, side, at::kFloat);
-    const auto grid = at::meshgrid({c, c}, "ij");
-    centers = register_buffer("centers", at::stack({grid[0].reshape(-1), grid[1].reshape(-1)}, 1));
-    widths = register_buffer("widths", (options.variance() * at::eye(2, at::kFloat)).expand({side * side, 2, 2}).clone());
-    head = register_module("head", ::torch::nn::Linear(options.features(), 5));  // mu (2), Cholesky (3)
-    start_head_at(head, {2, 4}, std::sqrt(options.initial_scale()));  // L = sqrt(s) I
+    TORCH_CHECK_VALUE(per_centre > 0 && options.basis_size() > 0 && options.basis_size() % per_centre == 0, fn,
+                      ": basis_size = ", options.basis_size(), " must be a positive multiple of the number of widths (",
+                      per_centre, ")");
   }
-  if (options.mode() == "disc+cont") scores = register_module("scores", ::torch::nn::Linear(options.features(), 1));
+  auto [c, w] = options.dims() == 1 ? basis_1d(options.basis_size(), options.widths())
+                                    : basis_2d(options.grid_side(), options.variance());
+  centers = register_buffer("centers", c.to(at::kFloat));
+  widths = register_buffer("widths", w.to(at::kFloat));
+  const std::int64_t queries = options.query_features(), heads = options.heads();
+  if (options.mode() == "cont") {
+    const std::int64_t per_head = options.dims() == 1 ? 2 : 5;
+    head = register_module("head", ::torch::nn::Linear(queries > 0 ? queries : options.features(), heads * per_head));
+    const ::torch::NoGradGuard no_grad;
+    head->bias.copy_(density_head_bias(options.dims(), heads, options.initial_scale()));
+  } else if (queries == 0) {
+    scores = register_module("scores", ::torch::nn::Linear(options.features(), heads));
+  } else {
+    query = register_module("query", ::torch::nn::Linear(queries, options.features()));
+  }
 }
 
-at::Tensor ContinuousAttentionImpl::forward(const at::Tensor& values, const at::Tensor& lengths) {
+at::Tensor ContinuousAttentionImpl::forward(const at::Tensor& values, const at::Tensor& lengths,
+                                            const at::Tensor& queries) {
   const char* fn = "sparcon.ContinuousAttention";
-  const bool two = options.dims() == 2;
+  const bool two = options.dims() == 2, queried = options.query_features() > 0;
   TORCH_CHECK_VALUE(values.dim() == (two ? 4 : 3) && values.size(-1) == options.features(), fn,
                     ": values must be ", two ? "(B, H, W, " : "(B, L, ", options.features(), "), got ",
                     values.sizes());
-  const auto b = values.size(0);
-  const at::Tensor flat = two ? values.flatten(1, 2) : values;  // (B, positions, E)
-  const auto positions = flat.size(1);
-  // Which positions are real (1D lengths); images use every pixel.
-  at::Tensor valid = at::ones({b, positions}, values.options().dtype(at::kBool));
-  c10::optional<at::Tensor> lens;
-  if (!two && lengths.defined()) {
-    valid = at::arange(positions, lengths.options()).unsqueeze(0) < lengths.unsqueeze(1);
-    lens = lengths;
-  }
-  const at::Tensor weights = valid.to(values.scalar_type());
+  TORCH_CHECK_VALUE(!two || !lengths.defined(), fn, ": lengths must be undefined for 2D (images use every pixel)");
+  TORCH_CHECK_VALUE(queried == queries.defined(), fn,
+                    queried ? ": queries (B, Q, query_features) are required (query_features = "
+                            : ": queries were given but query_features = ",
+                    options.query_features(), ")");
+  if (queried)
+    TORCH_CHECK_VALUE(queries.dim() == 3 && queries.size(0) == values.size(0) &&
+                          queries.size(2) == options.query_features(),
+                      fn, ": queries must be (B, Q, ", options.query_features(), ") with B = ", values.size(0),
+                      ", got ", queries.sizes());
+  const c10::optional<at::Tensor> lens = lengths.defined() ? c10::optional<at::Tensor>(lengths) : c10::nullopt;
   const at::Tensor c = centers.to(values.scalar_type()), w = widths.to(values.scalar_type());
-  at::Tensor mu, sigma, discrete_context;
+  at::Tensor context, mu, sigma;
   if (options.mode() == "cont") {
-    const at::Tensor mean = (flat * weights.unsqueeze(-1)).sum(1) / weights.sum(1, true);
-    const at::Tensor out = head(mean);
-    if (two) {
-      mu = at::sigmoid(out.slice(1, 0, 2));
-      // Sigma = L L^T + min_scale I, L lower triangular with a softplus diagonal.
-      const at::Tensor l00 = at::softplus(out.select(1, 2)), l10 = out.select(1, 3), l11 = at::softplus(out.select(1, 4));
-      const at::Tensor zero = at::zeros_like(l00);
-      const at::Tensor l = at::stack({at::stack({l00, zero}, 1), at::stack({l10, l11}, 1)}, 1);
-      sigma = at::matmul(l, l.transpose(1, 2)) + options.min_scale() * at::eye(2, values.options());
-    } else {
-      mu = at::sigmoid(out.select(1, 0));
-      sigma = at::clamp_min(at::softplus(out.select(1, 1)), options.min_scale());
-    }
+    // (B, Q, heads * P): the head on each query, or on the mean value as the one query.
+    const at::Tensor raw = queried ? head(queries) : head(mean_value(values, lens)).unsqueeze(1);
+    std::tie(mu, sigma) = density_head(raw, options.dims(), options.heads(), options.min_scale());
+    context = query_continuous_attention(values, mu, sigma, c, w, options.lambda(), options.alpha(), lens);
   } else {
-    const at::Tensor s = scores(flat).squeeze(-1).masked_fill(~valid, -std::numeric_limits<double>::infinity());
-    const at::Tensor p = sparcon::torch::softmax(s, -1);  // (B, positions)
-    discrete_context = at::matmul(p.unsqueeze(1), flat).squeeze(1);
-    std::tie(mu, sigma) = sparcon::torch::density_from_moments(two ? p.view({b, values.size(1), values.size(2)}) : p,
-                                               options.alpha(), options.moment_ridge(), lens);
+    const at::Tensor s = queried ? query_scores(query(queries), values, options.heads())
+                                 : scores(values).movedim(-1, 1).unsqueeze(1);  // (B, 1, K, positions)
+    at::Tensor p;
+    std::tie(context, mu, sigma, p) = disc_cont_attention(values, s, c, w, options.lambda(), options.alpha(),
+                                                          options.discrete_alpha(), options.moment_ridge(), lens);
+    last_weights_ = p.detach();
   }
-  last_mu_ = mu.detach();
-  last_sigma_ = sigma.detach();
-  at::Tensor context = sparcon::torch::continuous_attention(values, mu, sigma, c, w, options.lambda(), options.alpha(), lens);
-  return discrete_context.defined() ? context + discrete_context : context;
+  // (B, Q, K, ...) -> without K for one head, without Q for one density per example.
+  auto drop = [&](at::Tensor t, bool density) {
+    if (density && options.heads() == 1) t = t.squeeze(2);
+    return queried ? t : t.squeeze(1);
+  };
+  last_mu_ = drop(mu.detach(), true);
+  last_sigma_ = drop(sigma.detach(), true);
+  if (last_weights_.defined() && options.mode() == "disc+cont") last_weights_ = drop(last_weights_, true);
+  return drop(context, false);
 }
 
 }  // namespace sparcon::torch

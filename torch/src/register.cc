@@ -34,6 +34,10 @@ at::Tensor ridge(const at::Tensor& centers, const at::Tensor& widths, std::vecto
   return ops::ridge_matrix(centers, widths, grid, lam);
 }
 
+std::tuple<at::Tensor, at::Tensor> basis_1d(std::int64_t size, std::vector<double> sds) {
+  return ops::basis_1d(size, sds);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(sparcon, m) {
@@ -59,4 +63,20 @@ TORCH_LIBRARY(sparcon, m) {
         &ops::continuous_attention);
   m.def("density_from_moments(Tensor p, float alpha, float ridge, Tensor? lengths=None) -> (Tensor, Tensor)",
         &ops::density_from_moments);
+  m.def("value_model(Tensor values, Tensor centers, Tensor widths, float lam, Tensor? lengths=None) -> Tensor",
+        &ops::value_model);
+  // The math of the attention modules (ops.h, last section).
+  m.def("alpha_entmax(Tensor x, float alpha, int dim=-1) -> Tensor", &ops::alpha_entmax);
+  m.def("basis_1d(int size, float[] sds) -> (Tensor, Tensor)", &basis_1d);
+  m.def("basis_2d(int side, float variance) -> (Tensor, Tensor)", &ops::basis_2d);
+  m.def("density_head(Tensor raw, int dims, int heads, float min_scale) -> (Tensor, Tensor)", &ops::density_head);
+  m.def("density_head_bias(int dims, int heads, float initial_scale) -> Tensor", &ops::density_head_bias);
+  m.def("mean_value(Tensor values, Tensor? lengths=None) -> Tensor", &ops::mean_value);
+  m.def("query_scores(Tensor queries, Tensor values, int heads) -> Tensor", &ops::query_scores);
+  m.def("query_continuous_attention(Tensor values, Tensor mu, Tensor sigma, Tensor centers, Tensor widths, "
+        "float lam, float alpha, Tensor? lengths=None) -> Tensor",
+        &ops::query_continuous_attention);
+  m.def("disc_cont_attention(Tensor values, Tensor scores, Tensor centers, Tensor widths, float lam, float alpha, "
+        "float discrete_alpha, float moment_ridge, Tensor? lengths=None) -> (Tensor, Tensor, Tensor, Tensor)",
+        &ops::disc_cont_attention);
 }

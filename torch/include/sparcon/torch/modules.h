@@ -4,10 +4,11 @@
 //   EntmaxAttention      multi-head scaled dot-product attention whose weights over the keys are
 //                        alpha-entmax(q k^T / sqrt(d_head)), with a key padding mask
 //   ContinuousAttention  attention over the positions of a sequence (1D) or image (2D) by a
-//                        continuous alpha-entmax density (MATH.md section 3): the context is
-//                        E_p[V(t)] with V the ridge fit of the values on a Gaussian basis; mu and
-//                        Sigma come from a learned head ("cont") or from the moments of a learned
-//                        discrete attention ("disc+cont", whose context is added).
+//                        continuous alpha-entmax density (docs/math.md): the context is E_p[V(t)]
+//                        with V the ridge fit of the values on a Gaussian basis; mu and Sigma come
+//                        from a learned head ("cont") or from the moments of a learned discrete
+//                        attention ("disc+cont", whose context is added); one density per example
+//                        or one per query (decoder step, question), with optional heads.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -69,7 +70,7 @@ struct ContinuousAttentionOptions {
   TORCH_ARG(int, dims);
   /// The family: 1 (Gaussian), 2 (truncated parabola/paraboloid), any alpha > 1.
   TORCH_ARG(double, alpha) = 1.0;
-  /// 1D: N basis functions, N/2 centres x standard deviations `widths` (the paper's defaults).
+  /// 1D: N basis functions, N/k centres x the k standard deviations `widths` (the paper's).
   TORCH_ARG(std::int64_t, basis_size) = 64;
   TORCH_ARG(std::vector<double>, widths) = std::vector<double>{0.1, 0.5};
   /// 2D: side x side grid of Gaussians of variance `variance`.
@@ -78,6 +79,14 @@ struct ContinuousAttentionOptions {
   TORCH_ARG(double, lambda) = 0.01;
   /// "cont" or "disc+cont".
   TORCH_ARG(std::string, mode) = "cont";
+  /// Densities per query (or per example): E is split into `heads` chunks, head k attends to chunk k.
+  TORCH_ARG(std::int64_t, heads) = 1;
+  /// 0: one density per example, from the values themselves (forward(values, lengths) -> (B, E));
+  /// Dq > 0: one per query, forward(values, lengths, queries (B, Q, Dq)) -> (B, Q, E).
+  TORCH_ARG(std::int64_t, query_features) = 0;
+  /// "disc+cont": the discrete map over the positions, alpha-entmax of this alpha (1 softmax,
+  /// 1.5 entmax15, 2 sparsemax, any alpha > 0).
+  TORCH_ARG(double, discrete_alpha) = 1.0;
   /// Floor of sigma^2 (1D) / added to the diagonal of Sigma (2D) in "cont"; ridge of disc+cont.
   TORCH_ARG(double, min_scale) = 1e-6;
   TORCH_ARG(double, moment_ridge) = 1e-4;
@@ -86,22 +95,38 @@ struct ContinuousAttentionOptions {
   TORCH_ARG(double, initial_scale) = 0.05;
 };
 
-/// values (B, L, E) with lengths (B, int64, optional) in 1D, (B, H, W, E) in 2D; returns the
-/// context (B, E). "cont": mu = sigmoid(.), sigma^2 = max(softplus(.), min_scale) (2D:
-/// Sigma = L L^T + min_scale I with a softplus Cholesky diagonal) from a linear head on the mean
-/// of the values, started at mu = 0.5 and sigma^2 = initial_scale (2D: Sigma = initial_scale I). last_density() gives the (mu, Sigma) of the last forward, for inspection.
+/// Continuous attention (docs/math.md): the context of a density p over the positions of a
+/// sequence (1D) or an image (2D) is E_p[V(t)], V the ridge fit of the values on a Gaussian basis.
+/// values (B, L, E) with lengths (B, int64, optional) in 1D, (B, H, W, E) in 2D.
+/// - query_features = 0: forward(values, lengths) -> (B, E), one density per example: "cont"
+///   from a linear head on the mean of the values, "disc+cont" from a discrete attention with a
+///   learned score per position (parameters `head`, or `scores`).
+/// - query_features = Dq: forward(values, lengths, queries (B, Q, Dq)) -> (B, Q, E), one density
+///   per query over the same values: "cont" from a linear head on the query (`head`), "disc+cont"
+///   from the discrete attention of the projected query over the values, scaled dot products
+///   (`query`). The value model B = G^T H is computed once per example.
+/// The head: mu = sigmoid, sigma^2 = max(softplus, min_scale), 2D Sigma = L L^T + min_scale I
+/// (density_head), started at mu = 1/2 and sigma^2 = initial_scale. "disc+cont" adds the discrete
+/// context. The math is in the functions of ops.h (density_head, query_continuous_attention,
+/// disc_cont_attention), shared with the Python module sparcon.ContinuousAttention.
 class ContinuousAttentionImpl : public ::torch::nn::Module {
  public:
   explicit ContinuousAttentionImpl(ContinuousAttentionOptions options);
-  at::Tensor forward(const at::Tensor& values, const at::Tensor& lengths = {});
+  at::Tensor forward(const at::Tensor& values, const at::Tensor& lengths = {}, const at::Tensor& queries = {});
+  /// (mu, Sigma) of the last forward, detached: 1D (B[, Q][, K]), 2D (B[, Q][, K], 2) and
+  /// (B[, Q][, K], 2, 2); Q only with queries, K only with heads > 1.
   std::tuple<at::Tensor, at::Tensor> last_density() const { return {last_mu_, last_sigma_}; }
+  /// "disc+cont": the discrete weights of the last forward, detached: (B[, Q][, K], L) or
+  /// (B[, Q][, K], H, W), dimensions dropped as in last_density.
+  at::Tensor last_weights() const { return last_weights_; }
   ContinuousAttentionOptions options;
   at::Tensor centers, widths;                 // buffers: the basis
-  ::torch::nn::Linear head{nullptr};          // cont: mu and scale from the mean value
-  ::torch::nn::Linear scores{nullptr};        // disc+cont: one score per position
+  ::torch::nn::Linear head{nullptr};          // cont: the density of each query (or mean value)
+  ::torch::nn::Linear scores{nullptr};        // disc+cont without queries: a score per position
+  ::torch::nn::Linear query{nullptr};         // disc+cont with queries: the query in value space
 
  private:
-  at::Tensor last_mu_, last_sigma_;
+  at::Tensor last_mu_, last_sigma_, last_weights_;
 };
 SPARCON_TORCH_MODULE(ContinuousAttention);
 
