@@ -1,555 +1,31 @@
-// SIMD row kernels (see simd_kernels.h), written once with Google Highway and compiled for
-// every target it supports; HWY_DYNAMIC_DISPATCH picks the best one for the running CPU.
-//
-// Tails shorter than a vector are copied into a padded stack block and run through the same
-// vector code, so no kernel reads or writes outside the row.
+// The SIMD row kernels of simd_kernels-inl.h compiled for every target Highway supports, one
+// table of them per target; the best for the running CPU is chosen once, at the first call.
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "discrete/simd_kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "hwy/contrib/math/math-inl.h"
 // clang-format on
 
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <type_traits>
-
-#include "discrete/simd_kernels.h"
+#include "discrete/simd_kernels-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparcon::simd::HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+
+namespace {
 
 template <class T>
-constexpr T kInf = std::numeric_limits<T>::infinity();
+constexpr TypedKernels<T> kTyped = {&Scan<T>,        &Collect<T>,       &Max<T>,
+                                    &Write<T>,       &Sum<T>,           &Scale<T>,
+                                    &SumWeighted<T>, &CenterWeights<T>, &WeightedCenter<T>};
 
-// The widest vector of any target, for padded tails.
-constexpr std::size_t kMaxBytes = HWY_MAX_BYTES < 64 ? 64 : HWY_MAX_BYTES;
+}  // namespace
 
-// The first `lanes` (< N) entries of x as a vector, the other lanes `pad`. Where masked loads
-// cannot fault (AVX-512) a masked load, which never reads outside x; elsewhere through a padded
-// stack block (whose vector load waits for the scalar stores to retire: a store-forwarding
-// stall of some 15 cycles, which matters for the short candidate lists of the solvers).
-template <class D, class T>
-HWY_INLINE hn::Vec<D> LoadTail(D d, const T* x, std::size_t lanes, T pad) {
-#if !HWY_MEM_OPS_MIGHT_FAULT
-  const auto valid = hn::FirstN(d, lanes);
-  return hn::IfThenElse(valid, hn::MaskedLoad(valid, d, x), hn::Set(d, pad));
-#else
-  alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
-  std::fill(block, block + hn::Lanes(d), pad);
-  std::memcpy(block, x, lanes * sizeof(T));
-  return hn::Load(d, block);
-#endif
-}
-
-// Calls body(index, vector_of_x) for full vectors of x[0, n), then for the tail padded with
-// `pad`; body(i, v, lanes) gets the number of valid lanes (N except for the tail).
-template <class D, class T, class Body>
-HWY_INLINE void ForEachVector(D d, const T* x, std::size_t n, T pad, Body&& body) {
-  const std::size_t N = hn::Lanes(d);
-  std::size_t i = 0;
-  for (; i + N <= n; i += N) body(i, hn::LoadU(d, x + i), N);
-  if (i < n) body(i, LoadTail(d, x + i, n - i, pad), n - i);
-}
-
-// Stores the first `lanes` lanes of v at out.
-template <class D, class V, class T>
-HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
-  if (lanes == hn::Lanes(d)) {
-    hn::StoreU(v, d, out);
-  } else {
-#if !HWY_MEM_OPS_MIGHT_FAULT
-    hn::BlendedStore(v, hn::FirstN(d, lanes), d, out);  // writes only the first `lanes`
-#else
-    alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
-    hn::Store(v, d, block);
-    std::memcpy(out, block, lanes * sizeof(T));
-#endif
-  }
-}
-
-// ---- candidate scan --------------------------------------------------------------------------
-
-// Entries strictly above this are candidates: max - gap, but never max itself (when the gap is
-// below the spacing of floats near max, max - gap rounds to max).
-template <class T>
-T CandidateThreshold(T max, T gap, T floor) {
-  T t = max - gap;
-  if (t >= max && max != -kInf<T>) t = std::nextafter(max, -kInf<T>);
-  return std::max(t, floor);
-}
-
-template <class T>
-void Scan(CandidateScan<T>& s) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t N = hn::Lanes(d);
-
-  T running_max = s.running_max;
-  V threshold = hn::Set(d, CandidateThreshold(running_max, s.gap, s.floor));
-
-  // The rare path: v has a lane above the threshold (or a NaN, which fails every `<=`).
-  // Returns false when the row holds a NaN or +inf.
-  auto take = [&](V v) HWY_ATTR -> bool {
-    if (!hn::AllFalse(d, hn::IsNaN(v))) return false;
-    // The running maximum moves only when a lane exceeds it, so the reduction is rare.
-    if (!hn::AllFalse(d, hn::Gt(v, hn::Set(d, running_max)))) {
-      const T vmax = hn::GetLane(hn::MaxOfLanes(d, v));
-      if (vmax == kInf<T>) return false;
-      running_max = vmax;
-      threshold = hn::Set(d, CandidateThreshold(running_max, s.gap, s.floor));
-    }
-    const auto keep = hn::Gt(v, threshold);
-    // Compress into a register and store the whole vector: a compressing store straight to
-    // memory is microcoded and slow on some CPUs (AMD Zen 4). The scan stops while fewer than
-    // N entries of the buffer are free.
-    hn::StoreU(hn::Compress(v, keep), d, s.buffer + s.count);
-    s.count += hn::CountTrue(d, keep);
-    return true;
-  };
-  auto above = [&](V v) HWY_ATTR { return hn::Not(hn::Le(v, threshold)); };
-
-  std::size_t i = s.position;
-  const std::size_t n = s.length;
-  bool finite = true;
-  // Four vectors per test: the common case (nothing above the threshold) is 4 loads,
-  // 4 compares and one branch.
-  for (; finite && i + 4 * N <= n && s.count + 4 * N <= s.capacity; i += 4 * N) {
-    const V v0 = hn::LoadU(d, s.x + i), v1 = hn::LoadU(d, s.x + i + N);
-    const V v2 = hn::LoadU(d, s.x + i + 2 * N), v3 = hn::LoadU(d, s.x + i + 3 * N);
-    const auto any = hn::Or(hn::Or(above(v0), above(v1)), hn::Or(above(v2), above(v3)));
-    if (HWY_LIKELY(hn::AllFalse(d, any))) continue;
-    finite = take(v0) && take(v1) && take(v2) && take(v3);
-  }
-  for (; finite && i < n && s.count + N <= s.capacity; i += N) {
-    alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
-    const T* src = s.x + i;
-    if (i + N > n) {  // tail, padded with -inf which is never a candidate
-      std::fill(block, block + N, -kInf<T>);
-      std::memcpy(block, s.x + i, (n - i) * sizeof(T));
-      src = block;
-    }
-    const V v = hn::LoadU(d, src);
-    if (!hn::AllFalse(d, above(v))) finite = take(v);
-  }
-  s.position = std::min(i, n);
-  s.running_max = running_max;
-  s.not_finite = !finite;
-}
-
-// Branch-free: every vector is compressed and stored, so `out` needs n + Lanes entries.
-template <class T>
-std::size_t Collect(const T* x, std::size_t n, T threshold, T* out) {
-  const hn::ScalableTag<T> d;
-  const auto t = hn::Set(d, threshold);
-  std::size_t count = 0;
-  ForEachVector(d, x, n, -kInf<T>, [&](std::size_t, auto v, std::size_t) HWY_ATTR {
-    const auto keep = hn::Gt(v, t);
-    hn::StoreU(hn::Compress(v, keep), d, out + count);
-    count += hn::CountTrue(d, keep);
-  });
-  return count;
-}
-
-template <class T>
-T Max(const T* x, std::size_t n) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t N = hn::Lanes(d);
-  // Four independent accumulators: one would make the pass latency-bound. A NaN is caught
-  // by x != x, kept as the sum of those masks' lanes in a fifth accumulator.
-  V m0 = hn::Set(d, -kInf<T>), m1 = m0, m2 = m0, m3 = m0;
-  auto nan = hn::IsNaN(m0);
-  std::size_t i = 0;
-  for (; i + 4 * N <= n; i += 4 * N) {
-    const V v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + N);
-    const V v2 = hn::LoadU(d, x + i + 2 * N), v3 = hn::LoadU(d, x + i + 3 * N);
-    m0 = hn::Max(m0, v0);
-    m1 = hn::Max(m1, v1);
-    m2 = hn::Max(m2, v2);
-    m3 = hn::Max(m3, v3);
-    nan = hn::Or(nan, hn::Or(hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)), hn::Or(hn::IsNaN(v2), hn::IsNaN(v3))));
-  }
-  ForEachVector(d, x + i, n - i, -kInf<T>, [&](std::size_t, V v, std::size_t) HWY_ATTR {
-    m0 = hn::Max(m0, v);
-    nan = hn::Or(nan, hn::IsNaN(v));
-  });
-  if (!hn::AllFalse(d, nan)) return std::numeric_limits<T>::quiet_NaN();
-  return hn::GetLane(hn::MaxOfLanes(d, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3))));
-}
-
-// ---- write pass ------------------------------------------------------------------------------
-
-template <class T>
-void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
-  const hn::ScalableTag<T> d;
-  const auto shift = hn::Set(d, w.shift), a = hn::Set(d, w.a), c = hn::Set(d, w.c);
-  const auto lambda = hn::Set(d, w.lambda), k = hn::Set(d, w.k);
-  const auto log_scale = hn::Set(d, w.log_scale), zero = hn::Zero(d), one = hn::Set(d, T(1));
-  const auto minus_one = hn::Set(d, T(-1)), infinity = hn::Set(d, kInf<T>);
-
-  auto run = [&](auto f) HWY_ATTR {
-    ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
-      StorePartial(d, f(hn::Sub(v, shift)), p + i, lanes);
-    });
-  };
-  switch (w.kind) {
-    case WriteKind::linear:
-      run([&](auto y) HWY_ATTR { return hn::Max(hn::MulAdd(a, y, c), zero); });
-      break;
-    case WriteKind::square:
-      run([&](auto y) HWY_ATTR {
-        const auto u = hn::Max(hn::MulAdd(a, y, c), zero);
-        return hn::Mul(u, u);
-      });
-      break;
-    case WriteKind::power:
-      run([&](auto y) HWY_ATTR {
-        const auto t = hn::Mul(a, hn::Sub(y, lambda));
-        // Outside: below the support, or a masked entry (-inf; +inf in t when a < 0).
-        const auto inside = hn::And(hn::Gt(t, minus_one), hn::Lt(t, infinity));
-        if (hn::AllFalse(d, inside)) return zero;  // most vectors of a sparse row
-        const auto safe = hn::IfThenElseZero(inside, t);
-        const auto e = hn::Exp(d, hn::MulAdd(k, hn::Log1p(d, safe), log_scale));
-        return hn::IfThenElseZero(inside, e);
-      });
-      break;
-    case WriteKind::offset_power:
-      if constexpr (std::is_same_v<T, float>) {
-        // p = u^k with k < 1 is ill-conditioned where u is tiny, and c rounded to float would
-        // move such entries by far more than 1e-6: vectors that may hold support entries are
-        // finished lane by lane in double, from the exact offset.
-        const auto margin = hn::Set(d, T(1e-4));
-        ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
-          const auto u = hn::MulAdd(a, hn::Sub(v, shift), c);
-          if (hn::AllFalse(d, hn::Gt(u, hn::Neg(margin)))) return StorePartial(d, zero, p + i, lanes);
-          alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
-          hn::Store(v, d, block);
-          for (std::size_t j = 0; j < lanes; ++j) {
-            const double uj = w.exact_a * (double(block[j]) - double(w.shift)) + w.exact_offset;
-            p[i + j] = uj > 0 && uj < kInf<double> ? static_cast<T>(std::pow(uj, w.exact_k)) : T(0);
-          }
-        });
-      } else {
-        run([&](auto y) HWY_ATTR {
-          const auto u = hn::MulAdd(a, y, c);
-          const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
-          if (hn::AllFalse(d, inside)) return zero;
-          const auto safe = hn::IfThenElse(inside, u, one);
-          return hn::IfThenElseZero(inside, hn::Exp(d, hn::Mul(k, hn::Log(d, safe))));
-        });
-      }
-      break;
-    case WriteKind::exponential:
-      run([&](auto y) HWY_ATTR { return hn::Exp(d, hn::Sub(y, lambda)); });
-      break;
-    case WriteKind::clip:
-      run([&](auto y) HWY_ATTR { return hn::Min(hn::Max(hn::Sub(y, lambda), zero), one); });
-      break;
-  }
-}
-
-// Sums in vector registers of the working type, flushed into double every kBlock entries so
-// that long float rows keep double accuracy.
-constexpr std::size_t kBlock = 1024;
-
-template <class T>
-double Sum(const T* p, std::size_t n) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t N = hn::Lanes(d);
-  double total = 0;
-  for (std::size_t begin = 0; begin < n; begin += kBlock) {
-    const std::size_t length = std::min(kBlock, n - begin);
-    V acc[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};  // independent chains
-    std::size_t i = 0;
-    for (; i + 4 * N <= length; i += 4 * N)
-      for (std::size_t j = 0; j < 4; ++j) acc[j] = hn::Add(acc[j], hn::LoadU(d, p + begin + i + j * N));
-    ForEachVector(d, p + begin + i, length - i, T(0),
-                  [&](std::size_t, V v, std::size_t) HWY_ATTR { acc[0] = hn::Add(acc[0], v); });
-    const V all = hn::Add(hn::Add(acc[0], acc[1]), hn::Add(acc[2], acc[3]));
-    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, all)));
-  }
-  return total;
-}
-
-template <class T>
-void Scale(T* p, std::size_t n, T factor) {
-  const hn::ScalableTag<T> d;
-  const auto f = hn::Set(d, factor);
-  ForEachVector(d, p, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
-    StorePartial(d, hn::Mul(v, f), p + i, lanes);
-  });
-}
-
-// ---- backward --------------------------------------------------------------------------------
-
-// Like ForEachVector over two arrays of the same length.
-template <class D, class T, class Body>
-HWY_INLINE void ForEachVectorPair(D d, const T* p, const T* g, std::size_t n, Body&& body) {
-  const std::size_t N = hn::Lanes(d);
-  std::size_t i = 0;
-  for (; i + N <= n; i += N) body(i, hn::LoadU(d, p + i), hn::LoadU(d, g + i), N);
-  if (i < n) body(i, LoadTail(d, p + i, n - i, T(0)), LoadTail(d, g + i, n - i, T(0)), n - i);
-}
-
-// s(p) for one vector; the kind is a template parameter so that the loops carry no switch.
-template <WeightKind K, class D, class V>
-HWY_INLINE V Weight(D d, V p, V e) {
-  using T = hn::TFromD<D>;
-  const auto zero = hn::Zero(d), one = hn::Set(d, T(1));
-  if constexpr (K == WeightKind::support) {
-    return hn::IfThenElseZero(hn::Gt(p, zero), one);
-  } else if constexpr (K == WeightKind::interior) {
-    return hn::IfThenElseZero(hn::And(hn::Gt(p, zero), hn::Lt(p, one)), one);
-  } else if constexpr (K == WeightKind::identity) {
-    return p;
-  } else if constexpr (K == WeightKind::sqrt) {
-    return hn::Sqrt(p);
-  } else {
-    const auto positive = hn::Gt(p, zero);
-    if (hn::AllFalse(d, positive)) return zero;
-    const auto safe = hn::IfThenElse(positive, p, one);
-    return hn::IfThenElseZero(positive, hn::Exp(d, hn::Mul(e, hn::Log(d, safe))));
-  }
-}
-
-// Whether s(0) = 0 (every kind but identity, where s = p: also 0, but dense rows gain nothing).
-template <WeightKind K>
-constexpr bool kZeroAtZero = K != WeightKind::identity;
-
-// Calls f(std::integral_constant<WeightKind, K>) for the runtime kind.
-template <class F>
-HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
-  switch (kind) {
-    case WeightKind::support: return f(std::integral_constant<WeightKind, WeightKind::support>());
-    case WeightKind::interior: return f(std::integral_constant<WeightKind, WeightKind::interior>());
-    case WeightKind::identity: return f(std::integral_constant<WeightKind, WeightKind::identity>());
-    case WeightKind::sqrt: return f(std::integral_constant<WeightKind, WeightKind::sqrt>());
-    case WeightKind::power: break;
-  }
-  return f(std::integral_constant<WeightKind, WeightKind::power>());
-}
-
-template <class T>
-WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>& w, T* s_out) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t N = hn::Lanes(d);
-  const auto e = hn::Set(d, w.e);
-  return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    WeightedSums out;
-    for (std::size_t begin = 0; begin < n; begin += kBlock) {
-      const std::size_t length = std::min(kBlock, n - begin);
-      // Four accumulator pairs: one would make the pass latency-bound (FMA after FMA).
-      V sg[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
-      V s[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
-      auto add = [&](std::size_t j, std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
-        const V sv = Weight<decltype(kind)::value>(d, pv, e);
-        if (s_out) StorePartial(d, sv, s_out + begin + i, lanes);
-        sg[j] = hn::MulAdd(sv, gv, sg[j]);
-        s[j] = hn::Add(s[j], sv);
-      };
-      std::size_t i = 0;
-      for (; i + 4 * N <= length; i += 4 * N) {
-        for (std::size_t j = 0; j < 4; ++j) {
-          const T* at = p + begin + i + j * N;
-          const V pv = hn::LoadU(d, at);
-          // Where s(p) = 0 for p = 0 and the whole vector is 0 (most of a sparse row), g is
-          // not read at all: a vector is one cache line of g saved.
-          if (kZeroAtZero<decltype(kind)::value> && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
-            if (s_out) hn::StoreU(hn::Zero(d), d, s_out + begin + i + j * N);
-            continue;
-          }
-          add(j, i + j * N, pv, hn::LoadU(d, g + begin + i + j * N), N);
-        }
-      }
-      ForEachVectorPair(d, p + begin + i, g + begin + i, length - i,
-                        [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
-                          add(0, i + t, pv, gv, lanes);
-                        });
-      const V sg_all = hn::Add(hn::Add(sg[0], sg[1]), hn::Add(sg[2], sg[3]));
-      const V s_all = hn::Add(hn::Add(s[0], s[1]), hn::Add(s[2], s[3]));
-      out.sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sg_all)));
-      out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s_all)));
-    }
-    return out;
-  });
-}
-
-template <class T>
-void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t N = hn::Lanes(d);
-  const auto e = hn::Set(d, w.e), qv = hn::Set(d, q);
-  WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
-      const auto sv = Weight<decltype(kind)::value>(d, pv, e);
-      StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i, lanes);
-    };
-    std::size_t i = 0;
-    for (; i + N <= n; i += N) {
-      const V pv = hn::LoadU(d, p + i);
-      if (kZeroAtZero<decltype(kind)::value> && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
-        hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
-        continue;
-      }
-      center(i, pv, hn::LoadU(d, g + i), N);
-    }
-    ForEachVectorPair(d, p + i, g + i, n - i, [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
-      center(i + t, pv, gv, lanes);
-    });
-    return 0;
-  });
-}
-
-template <class T>
-void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t N = hn::Lanes(d);
-  const auto qv = hn::Set(d, q);
-  std::size_t i = 0;
-  for (; i + N <= n; i += N) {  // as WeightedCenter, so that both give the same zeros
-    const V sv = hn::LoadU(d, s + i);
-    if (hn::AllTrue(d, hn::Eq(sv, hn::Zero(d)))) {
-      hn::StoreU(hn::Zero(d), d, dx + i);
-      continue;
-    }
-    hn::StoreU(hn::Mul(sv, hn::Sub(hn::LoadU(d, g + i), qv)), d, dx + i);
-  }
-  ForEachVectorPair(d, s + i, g + i, n - i, [&](std::size_t t, V sv, V gv, std::size_t lanes) HWY_ATTR {
-    StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i + t, lanes);
-  });
-}
-
-// ---- threshold solver sums ---------------------------------------------------------------------
-
-// u^(k-1) for one vector, the kind of power chosen at compile time (kPowerGeneral: any k,
-// through exp and log; kPowerSqrt: k = 1/2; otherwise the integer k itself).
-constexpr int kPowerGeneral = 0, kPowerSqrt = -1;
-
-template <int Power, class D, class V>
-HWY_INLINE V PowerMinusOne(D d, V u, V k_minus_one) {
-  if constexpr (Power == kPowerGeneral) {
-    return hn::Exp(d, hn::Mul(k_minus_one, hn::Log(d, u)));
-  } else if constexpr (Power == kPowerSqrt) {
-    return hn::Div(hn::Set(d, 1.0), hn::Sqrt(u));
-  } else {
-    V r = hn::Set(d, 1.0);
-    for (int i = 1; i < Power; ++i) r = hn::Mul(r, u);
-    return r;
-  }
-}
-
-template <int Power>
-PowerSums SumPowersOf(const double* y, std::size_t n, const PowerSumParams& w) {
-  const hn::ScalableTag<double> d;
-  using V = hn::Vec<decltype(d)>;
-  const V a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
-  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
-  // Two sets of accumulators, even and odd vectors, halve the add latency chains.
-  V s[2] = {zero, zero}, slope[2] = {zero, zero}, lowest[2] = {infinity, infinity};
-  std::size_t count = 0;
-  auto add = [&](int j, V v) HWY_ATTR {
-    // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
-    const V u = hn::MulAdd(a, v, base);
-    // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
-    const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
-    const V safe = hn::IfThenElse(inside, u, one);
-    const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k1));
-    s[j] = hn::MulAdd(pk1, safe, s[j]);
-    slope[j] = hn::Add(slope[j], pk1);
-    lowest[j] = hn::Min(lowest[j], hn::IfThenElse(inside, u, infinity));
-    count += hn::CountTrue(d, inside);
-  };
-  const std::size_t N = hn::Lanes(d);
-  std::size_t i = 0;
-  for (; i + 2 * N <= n; i += 2 * N) {
-    add(0, hn::LoadU(d, y + i));
-    add(1, hn::LoadU(d, y + i + N));
-  }
-  ForEachVector(d, y + i, n - i, -kInf<double>, [&](std::size_t, V v, std::size_t) HWY_ATTR { add(0, v); });
-  return {hn::GetLane(hn::SumOfLanes(d, hn::Add(s[0], s[1]))),
-          hn::GetLane(hn::SumOfLanes(d, hn::Add(slope[0], slope[1]))), count,
-          hn::GetLane(hn::MinOfLanes(d, hn::Min(lowest[0], lowest[1])))};
-}
-
-PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
-  switch (w.integer_k) {
-    case 1: return SumPowersOf<1>(y, n, w);
-    case 2: return SumPowersOf<2>(y, n, w);
-    case 3: return SumPowersOf<3>(y, n, w);
-    case 4: return SumPowersOf<4>(y, n, w);
-    default: break;
-  }
-  if (w.k == 0.5) return SumPowersOf<kPowerSqrt>(y, n, w);
-  return SumPowersOf<kPowerGeneral>(y, n, w);
-}
-
-double MichelotOffset(const double* y, std::size_t n, double a) {
-  const hn::ScalableTag<double> d;
-  using V = hn::Vec<decltype(d)>;
-  const V a_vector = hn::Set(d, a);
-  double bound = -kInf<double>, offset = 1;
-  for (std::size_t size = n + 1;;) {
-    const V b = hn::Set(d, bound);
-    V sum = hn::Zero(d);
-    std::size_t count = 0;
-    // The -inf padding of a tail is never above a bound.
-    ForEachVector(d, y, n, -kInf<double>, [&](std::size_t, V v, std::size_t) HWY_ATTR {
-      const auto in = hn::Gt(v, b);
-      sum = hn::Add(sum, hn::IfThenElseZero(in, hn::Mul(a_vector, v)));
-      count += hn::CountTrue(d, in);
-    });
-    // count >= 1: offset_S >= 1/|S| > 0 puts every bound below the maximum, y = 0.
-    offset = (1 - hn::GetLane(hn::SumOfLanes(d, sum))) / static_cast<double>(count);
-    if (count == size) return offset;
-    size = count;
-    bound = -offset / a;
-  }
-}
-
-// Non-template entry points, one per type, for HWY_EXPORT.
-void ScanF(CandidateScan<float>& s) { Scan(s); }
-void ScanD(CandidateScan<double>& s) { Scan(s); }
-std::size_t CollectF(const float* x, std::size_t n, float t, float* out) { return Collect(x, n, t, out); }
-std::size_t CollectD(const double* x, std::size_t n, double t, double* out) { return Collect(x, n, t, out); }
-float MaxF(const float* x, std::size_t n) { return Max(x, n); }
-double MaxD(const double* x, std::size_t n) { return Max(x, n); }
-void WriteF(const float* x, float* p, std::size_t n, const WriteParams<float>& w) { Write(x, p, n, w); }
-void WriteD(const double* x, double* p, std::size_t n, const WriteParams<double>& w) { Write(x, p, n, w); }
-double SumF(const float* p, std::size_t n) { return Sum(p, n); }
-double SumD(const double* p, std::size_t n) { return Sum(p, n); }
-void ScaleF(float* p, std::size_t n, float f) { Scale(p, n, f); }
-void ScaleD(double* p, std::size_t n, double f) { Scale(p, n, f); }
-WeightedSums SumWeightedF(const float* p, const float* g, std::size_t n, const Weights<float>& w,
-                          float* s_out) {
-  return SumWeighted(p, g, n, w, s_out);
-}
-WeightedSums SumWeightedD(const double* p, const double* g, std::size_t n, const Weights<double>& w,
-                          double* s_out) {
-  return SumWeighted(p, g, n, w, s_out);
-}
-void CenterWeightsF(const float* s, const float* g, float* dx, std::size_t n, float q) {
-  CenterWeights(s, g, dx, n, q);
-}
-void CenterWeightsD(const double* s, const double* g, double* dx, std::size_t n, double q) {
-  CenterWeights(s, g, dx, n, q);
-}
-void WeightedCenterF(const float* p, const float* g, float* dx, std::size_t n,
-                     const Weights<float>& w, float q) {
-  WeightedCenter(p, g, dx, n, w, q);
-}
-void WeightedCenterD(const double* p, const double* g, double* dx, std::size_t n,
-                     const Weights<double>& w, double q) {
-  WeightedCenter(p, g, dx, n, w, q);
+// This target's kernels.
+const KernelTable* Table() {
+  static constexpr KernelTable table = {kTyped<float>, kTyped<double>, &SumPowers, &MichelotOffset};
+  return &table;
 }
 
 }  // namespace sparcon::simd::HWY_NAMESPACE
@@ -558,97 +34,75 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace sparcon::simd {
 
-HWY_EXPORT(SumPowers);
-HWY_EXPORT(MichelotOffset);
-HWY_EXPORT(ScanF);
-HWY_EXPORT(ScanD);
-HWY_EXPORT(CollectF);
-HWY_EXPORT(CollectD);
-HWY_EXPORT(MaxF);
-HWY_EXPORT(MaxD);
-HWY_EXPORT(WriteF);
-HWY_EXPORT(WriteD);
-HWY_EXPORT(SumF);
-HWY_EXPORT(SumD);
-HWY_EXPORT(ScaleF);
-HWY_EXPORT(ScaleD);
-HWY_EXPORT(CenterWeightsF);
-HWY_EXPORT(CenterWeightsD);
-HWY_EXPORT(SumWeightedF);
-HWY_EXPORT(SumWeightedD);
-HWY_EXPORT(WeightedCenterF);
-HWY_EXPORT(WeightedCenterD);
+HWY_EXPORT(Table);
+
+namespace {
+
+const KernelTable& table() {
+  static const KernelTable* const chosen = HWY_DYNAMIC_DISPATCH(Table)();
+  return *chosen;
+}
+
+template <class T>
+const TypedKernels<T>& typed() {
+  if constexpr (std::is_same_v<T, float>) {
+    return table().float_kernels;
+  } else {
+    return table().double_kernels;
+  }
+}
+
+}  // namespace
 
 PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& params) {
-  return HWY_DYNAMIC_DISPATCH(SumPowers)(y, n, params);
+  return table().power_sums(y, n, params);
 }
 
 double michelot_offset(const double* y, std::size_t n, double a) {
-  return HWY_DYNAMIC_DISPATCH(MichelotOffset)(y, n, a);
+  return table().michelot_offset(y, n, a);
 }
 
-template <>
-void Kernels<float>::scan(CandidateScan<float>& s) { HWY_DYNAMIC_DISPATCH(ScanF)(s); }
-template <>
-void Kernels<double>::scan(CandidateScan<double>& s) { HWY_DYNAMIC_DISPATCH(ScanD)(s); }
-template <>
-std::size_t Kernels<float>::collect(const float* x, std::size_t n, float t, float* out) {
-  return HWY_DYNAMIC_DISPATCH(CollectF)(x, n, t, out);
+template <class T>
+void Kernels<T>::scan(CandidateScan<T>& s) {
+  typed<T>().scan(s);
 }
-template <>
-std::size_t Kernels<double>::collect(const double* x, std::size_t n, double t, double* out) {
-  return HWY_DYNAMIC_DISPATCH(CollectD)(x, n, t, out);
+template <class T>
+std::size_t Kernels<T>::collect(const T* x, std::size_t n, T threshold, T* out) {
+  return typed<T>().collect(x, n, threshold, out);
 }
-template <>
-float Kernels<float>::max(const float* x, std::size_t n) { return HWY_DYNAMIC_DISPATCH(MaxF)(x, n); }
-template <>
-double Kernels<double>::max(const double* x, std::size_t n) { return HWY_DYNAMIC_DISPATCH(MaxD)(x, n); }
-template <>
-void Kernels<float>::write(const float* x, float* p, std::size_t n, const WriteParams<float>& w) {
-  HWY_DYNAMIC_DISPATCH(WriteF)(x, p, n, w);
+template <class T>
+T Kernels<T>::max(const T* x, std::size_t n) {
+  return typed<T>().max(x, n);
 }
-template <>
-void Kernels<double>::write(const double* x, double* p, std::size_t n, const WriteParams<double>& w) {
-  HWY_DYNAMIC_DISPATCH(WriteD)(x, p, n, w);
+template <class T>
+void Kernels<T>::write(const T* x, T* p, std::size_t n, const WriteParams<T>& params) {
+  typed<T>().write(x, p, n, params);
 }
-template <>
-double Kernels<float>::sum(const float* p, std::size_t n) { return HWY_DYNAMIC_DISPATCH(SumF)(p, n); }
-template <>
-double Kernels<double>::sum(const double* p, std::size_t n) { return HWY_DYNAMIC_DISPATCH(SumD)(p, n); }
-template <>
-void Kernels<float>::scale(float* p, std::size_t n, float f) { HWY_DYNAMIC_DISPATCH(ScaleF)(p, n, f); }
-template <>
-void Kernels<double>::scale(double* p, std::size_t n, double f) { HWY_DYNAMIC_DISPATCH(ScaleD)(p, n, f); }
-template <>
-WeightedSums Kernels<float>::weighted_sums(const float* p, const float* g, std::size_t n,
-                                           const Weights<float>& w, float* s_out) {
-  return HWY_DYNAMIC_DISPATCH(SumWeightedF)(p, g, n, w, s_out);
+template <class T>
+double Kernels<T>::sum(const T* p, std::size_t n) {
+  return typed<T>().sum(p, n);
 }
-template <>
-WeightedSums Kernels<double>::weighted_sums(const double* p, const double* g, std::size_t n,
-                                            const Weights<double>& w, double* s_out) {
-  return HWY_DYNAMIC_DISPATCH(SumWeightedD)(p, g, n, w, s_out);
+template <class T>
+void Kernels<T>::scale(T* p, std::size_t n, T factor) {
+  typed<T>().scale(p, n, factor);
 }
-template <>
-void Kernels<float>::center_weights(const float* s, const float* g, float* dx, std::size_t n,
-                                    float q) {
-  HWY_DYNAMIC_DISPATCH(CenterWeightsF)(s, g, dx, n, q);
+template <class T>
+WeightedSums Kernels<T>::weighted_sums(const T* p, const T* g, std::size_t n, const Weights<T>& w,
+                                       T* s_out) {
+  return typed<T>().weighted_sums(p, g, n, w, s_out);
 }
-template <>
-void Kernels<double>::center_weights(const double* s, const double* g, double* dx, std::size_t n,
-                                     double q) {
-  HWY_DYNAMIC_DISPATCH(CenterWeightsD)(s, g, dx, n, q);
+template <class T>
+void Kernels<T>::center_weights(const T* s, const T* g, T* dx, std::size_t n, T q) {
+  typed<T>().center_weights(s, g, dx, n, q);
 }
-template <>
-void Kernels<float>::weighted_center(const float* p, const float* g, float* dx, std::size_t n,
-                                     const Weights<float>& w, float q) {
-  HWY_DYNAMIC_DISPATCH(WeightedCenterF)(p, g, dx, n, w, q);
+template <class T>
+void Kernels<T>::weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
+                                 T q) {
+  typed<T>().weighted_center(p, g, dx, n, w, q);
 }
-template <>
-void Kernels<double>::weighted_center(const double* p, const double* g, double* dx, std::size_t n,
-                                      const Weights<double>& w, double q) {
-  HWY_DYNAMIC_DISPATCH(WeightedCenterD)(p, g, dx, n, w, q);
-}
+
+template struct Kernels<float>;
+template struct Kernels<double>;
 
 }  // namespace sparcon::simd
 #endif  // HWY_ONCE

@@ -1,6 +1,6 @@
-// The SIMD row kernels of the discrete core, compiled for every Highway target and chosen at
-// run time (simd_kernels.cc). Each works on one row; the row-level algorithms that call them
-// live in forward.cc and backward.cc. T is float or double.
+// The SIMD row kernels of the discrete core, written in simd_kernels-inl.h, compiled for every
+// Highway target and chosen at run time (simd_kernels.cc). Each works on one row; the row-level
+// algorithms that call them live in forward.cc and backward.cc. T is float or double.
 #pragma once
 
 #include <cstddef>
@@ -119,6 +119,28 @@ struct Kernels {
   /// dx[i] = s_i (g[i] - q); dx may equal g.
   static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
                               T q);
+};
+
+/// One target's kernels for one element type, as function pointers (simd_kernels.cc fills a
+/// KernelTable per target from simd_kernels-inl.h; Kernels<T> calls through the chosen one).
+template <class T>
+struct TypedKernels {
+  void (*scan)(CandidateScan<T>&);
+  std::size_t (*collect)(const T*, std::size_t, T, T*);
+  T (*max)(const T*, std::size_t);
+  void (*write)(const T*, T*, std::size_t, const WriteParams<T>&);
+  double (*sum)(const T*, std::size_t);
+  void (*scale)(T*, std::size_t, T);
+  WeightedSums (*weighted_sums)(const T*, const T*, std::size_t, const Weights<T>&, T*);
+  void (*center_weights)(const T*, const T*, T*, std::size_t, T);
+  void (*weighted_center)(const T*, const T*, T*, std::size_t, const Weights<T>&, T);
+};
+
+struct KernelTable {
+  TypedKernels<float> float_kernels;
+  TypedKernels<double> double_kernels;
+  PowerSums (*power_sums)(const double*, std::size_t, const PowerSumParams&);
+  double (*michelot_offset)(const double*, std::size_t, double);
 };
 
 }  // namespace sparcon::simd
