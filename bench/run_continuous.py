@@ -16,20 +16,17 @@ forward and for the expectation alone); the claim "the library is >= 20x faster 
 computation at equal or better accuracy"; the cost split; the 2-thread speedup.
 Standard library only.
 """
-import argparse
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 sys.dont_write_bytecode = True  # no __pycache__ in bench/
-sys.path.insert(0, HERE)
-from run_discrete import cpu_ticks, source_state  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (bench_main, fmt, median_of_sorted, noise_line, run_benchmark,  # noqa: E402
+                     save_json, source_state)
 
 BATCH = 64
 DIMS = ["1d", "2d"]
@@ -54,40 +51,14 @@ def run(args):
     acc = subprocess.run([args.binary, "--accuracy"], check=True, capture_output=True, text=True)
     accuracy = json.loads(acc.stdout)["accuracy"]
     accuracy_wall = time.monotonic() - t0
-    cmd = [
-        args.binary,
-        f"--slow_repetitions={args.slow_repetitions}",
-        "--benchmark_format=json",
-        f"--benchmark_out={args.json_out}",
-        "--benchmark_out_format=json",
-        f"--benchmark_repetitions={args.repetitions}",
-        f"--benchmark_min_time={args.min_time}",
-        "--benchmark_report_aggregates_only=true",
-        "--benchmark_enable_random_interleaving=true",
-    ]
-    if args.filter:
-        cmd.append(f"--benchmark_filter={args.filter}")
-    print("running:", " ".join(cmd), file=sys.stderr)
-    hz = os.sysconf("SC_CLK_TCK")
-    busy0, _ = cpu_ticks()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    busy1, _ = cpu_ticks()
-    ours = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    others = max(0.0, (busy1 - busy0) / hz - ours) / wall
-    with open(args.json_out) as f:
-        result = json.load(f)
+    result, wall, others = run_benchmark(args, [f"--slow_repetitions={args.slow_repetitions}"])
     result["accuracy"] = accuracy
     result["run_environment"] = {"wall_s": wall, "accuracy_wall_s": accuracy_wall,
                                  "cpu_of_others_cores": others,
                                  "repetitions": args.repetitions,
                                  "slow_repetitions": args.slow_repetitions,
                                  "source": source_state_at_start}
-    with open(args.json_out, "w") as f:
-        json.dump(result, f, indent=1)
+    save_json(result, args.json_out)
     return result
 
 
@@ -112,18 +83,8 @@ def medians(result):
     for key, values in single.items():
         if key not in out:
             values.sort()
-            out[key] = values[len(values) // 2]
+            out[key] = median_of_sorted(values)
     return {k: (v[0], cv.get(k), v[1]) for k, v in out.items()}
-
-
-def fmt(v, digits=2):
-    if v is None:
-        return "–"
-    if v >= 100:
-        return f"{v:.0f}"
-    if v >= 10:
-        return f"{v:.1f}"
-    return f"{v:.{digits}f}"
 
 
 def efmt(v):
@@ -307,36 +268,19 @@ def report(result):
                      f"{efmt(a['r_error'])} |")
     out.append("\n".join(lines) + "\n")
 
-    cvs = sorted(v[1] for v in med.values() if v[1] is not None)
+    cvs = [v[1] for v in med.values() if v[1] is not None]
     if cvs:
-        out.append(f"Noise: coefficient of variation over the repetitions, median "
-                   f"{100 * cvs[len(cvs) // 2]:.1f}%, 90th percentile "
-                   f"{100 * cvs[int(0.9 * (len(cvs) - 1))]:.1f}%, max {100 * cvs[-1]:.1f}%.\n")
+        out.append(noise_line(cvs))
     return "\n".join(out)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--binary", default=os.path.join(ROOT, "build/release/bench/bench_continuous"))
-    p.add_argument("--repetitions", type=int, default=5)
+def add_arguments(p):
     p.add_argument("--slow-repetitions", type=int, default=2,
                    help="repetitions of the naive benchmarks run on a subset of the batch")
-    p.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition")
-    p.add_argument("--filter", default="", help="--benchmark_filter regex")
-    p.add_argument("--json-out", default=os.path.join(ROOT, "build/release/bench_continuous.json"))
-    p.add_argument("--from-json", help="analyse this saved JSON instead of running")
-    p.add_argument("--markdown", help="also write the Markdown report here")
-    args = p.parse_args()
-    if args.from_json:
-        with open(args.from_json) as f:
-            result = json.load(f)
-    else:
-        result = run(args)
-    text = report(result)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+
+
+def main():
+    bench_main(__doc__, "bench_continuous", run, report, add_arguments)
 
 
 if __name__ == "__main__":

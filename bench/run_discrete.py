@@ -11,19 +11,13 @@ the repetitions of each benchmark is used. Ratios: time / copy time of the same 
 and thread count; time / softmax forward time; 2-thread speedup t1 / t2.
 Standard library only.
 """
-import argparse
-import hashlib
-import json
 import os
 import re
-import resource
-import subprocess
 import sys
-import time
-from collections import defaultdict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in bench/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import bench_main, fmt, noise_line, run_benchmark, save_json, source_state  # noqa: E402
 
 SHAPES = ["1024x512", "64x32000", "8x1000000"]
 DISTS = ["s1", "s4"]
@@ -37,69 +31,12 @@ NAME = re.compile(r"^([^/]+)/(\d+x\d+)/(s\d)/(t\d)")
 DIST_LABEL = {"s1": "N(0,1)", "s4": "4N(0,1)"}
 
 
-def cpu_ticks():
-    """(busy, total) jiffies of the whole machine, from /proc/stat."""
-    with open("/proc/stat") as f:
-        fields = [int(v) for v in f.readline().split()[1:]]
-    idle = fields[3] + fields[4]  # idle + iowait
-    return sum(fields[:8]) - idle, sum(fields[:8])
-
-
-def source_state():
-    """HEAD commit, whether src/ or include/ differ from it, and a hash of their contents:
-    the library was being edited while benchmarks were taken, so a table is only meaningful
-    together with the source it timed."""
-    def git(*a):
-        try:
-            return subprocess.run(["git", "-C", ROOT, *a], capture_output=True, text=True,
-                                  check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return "?"
-    h = hashlib.sha256()
-    for top in ("src", "include"):
-        for dirpath, _, files in sorted(os.walk(os.path.join(ROOT, top))):
-            for name in sorted(files):
-                path = os.path.join(dirpath, name)
-                h.update(os.path.relpath(path, ROOT).encode())
-                with open(path, "rb") as f:
-                    h.update(f.read())
-    dirty = git("status", "--porcelain", "--", "src", "include")
-    return {"head": git("rev-parse", "--short", "HEAD"),
-            "src_include_modified": bool(dirty and dirty != "?"),
-            "src_include_sha256": h.hexdigest()[:16]}
-
-
 def run(args):
-    cmd = [
-        args.binary,
-        "--benchmark_format=json",
-        f"--benchmark_out={args.json_out}",
-        "--benchmark_out_format=json",
-        f"--benchmark_repetitions={args.repetitions}",
-        f"--benchmark_min_time={args.min_time}",
-        "--benchmark_report_aggregates_only=true",
-        "--benchmark_enable_random_interleaving=true",
-    ]
-    if args.filter:
-        cmd.append(f"--benchmark_filter={args.filter}")
-    print("running:", " ".join(cmd), file=sys.stderr)
     source_state_at_start = source_state()
-    hz = os.sysconf("SC_CLK_TCK")
-    busy0, _ = cpu_ticks()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.monotonic()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    busy1, _ = cpu_ticks()
-    ours = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    others = max(0.0, (busy1 - busy0) / hz - ours) / wall
-    with open(args.json_out) as f:
-        result = json.load(f)
+    result, wall, others = run_benchmark(args)
     result["run_environment"] = {"wall_s": wall, "cpu_of_others_cores": others,
                                  "source": source_state_at_start}
-    with open(args.json_out, "w") as f:
-        json.dump(result, f, indent=1)
+    save_json(result, args.json_out)
     return result
 
 
@@ -119,16 +56,6 @@ def medians(result):
         elif b["aggregate_name"] == "cv":
             cv[key] = b["real_time"]  # a fraction, whatever the unit
     return {k: (v, cv.get(k)) for k, v in out.items()}
-
-
-def fmt(v, digits=2):
-    if v is None:
-        return "–"
-    if v >= 100:
-        return f"{v:.0f}"
-    if v >= 10:
-        return f"{v:.1f}"
-    return f"{v:.{digits}f}"
 
 
 def table(title, rows, cols, cell):
@@ -175,10 +102,7 @@ def report(result):
                                        else t(op, c[0], c[1], "t1") / t(op, c[0], c[1], "t2"))))
     cvs = [v[1] for v in med.values() if v[1] is not None]
     if cvs:
-        cvs.sort()
-        out.append(f"Noise: coefficient of variation over the repetitions, median "
-                   f"{100 * cvs[len(cvs) // 2]:.1f}%, 90th percentile "
-                   f"{100 * cvs[int(0.9 * (len(cvs) - 1))]:.1f}%, max {100 * cvs[-1]:.1f}%.\n")
+        out.append(noise_line(cvs))
     out.append(targets(t, ratio))
     return "\n".join(out)
 
@@ -235,25 +159,7 @@ def targets(t, ratio):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--binary", default=os.path.join(ROOT, "build/release/bench/bench_discrete"))
-    p.add_argument("--repetitions", type=int, default=5)
-    p.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition")
-    p.add_argument("--filter", default="", help="--benchmark_filter regex")
-    p.add_argument("--json-out", default=os.path.join(ROOT, "build/release/bench_discrete.json"))
-    p.add_argument("--from-json", help="analyse this saved JSON instead of running")
-    p.add_argument("--markdown", help="also write the Markdown report here")
-    args = p.parse_args()
-    if args.from_json:
-        with open(args.from_json) as f:
-            result = json.load(f)
-    else:
-        result = run(args)
-    text = report(result)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    bench_main(__doc__, "bench_discrete", run, report)
 
 
 if __name__ == "__main__":

@@ -40,14 +40,15 @@ import platform
 import random
 import resource
 import statistics
-import subprocess
 import sys
 import time
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in bench/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import ROOT, LoadMeter, fmt, git  # noqa: E402
+
 DEFAULT_LIBRARY = os.path.join(ROOT, "build", "release", "torch", "libsparcon_torch.so")
 
 SHAPES = [(1024, 512), (64, 32000), (8, 1000000)]
@@ -315,33 +316,15 @@ def bench_overhead(threads, reps, calls):
 
 def fmt_ms(s):
     ms = s * 1e3
-    if ms >= 100:
-        return "%.0f" % ms
-    if ms >= 10:
-        return "%.1f" % ms
-    if ms >= 1:
-        return "%.2f" % ms
-    return "%.3f" % ms
+    return fmt(ms, 2 if ms >= 1 else 3)
 
 
 def fmt_ratio(r):
-    if r >= 100:
-        return "%.0fx" % r
-    if r >= 10:
-        return "%.1fx" % r
-    return "%.2fx" % r
+    return fmt(r) + "x"
 
 
 def shape_label(s):
     return "%dx%d" % s
-
-
-def cpu_ticks():
-    with open("/proc/stat") as f:
-        fields = [int(v) for v in f.readline().split()[1:]]
-    idle = fields[3] + fields[4]
-    total = sum(fields[:8])
-    return total - idle, total
 
 
 def machine_info():
@@ -356,11 +339,7 @@ def machine_info():
                     mhz = float(line.split(":", 1)[1])
     except OSError:
         pass
-    try:
-        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                              capture_output=True, text=True).stdout.strip() or "?"
-    except OSError:
-        head = "?"
+    head = git("rev-parse", "--short", "HEAD") or "?"
     return {
         "cpu_count": os.cpu_count(),
         "affinity": len(os.sched_getaffinity(0)),
@@ -399,9 +378,7 @@ def main():
 
     info = machine_info()
     start = datetime.datetime.now(datetime.timezone.utc)
-    wall0 = time.perf_counter()
-    busy0, total0 = cpu_ticks()
-    self0 = resource.getrusage(resource.RUSAGE_SELF)
+    meter = LoadMeter(resource.RUSAGE_SELF)
     load0 = os.getloadavg()
 
     maps = make_ops()
@@ -424,13 +401,8 @@ def main():
     overhead = {t: bench_overhead(t, args.reps, 20000) for t in thread_counts}
     log("dispatch overhead: done")
 
-    wall = time.perf_counter() - wall0
-    busy1, total1 = cpu_ticks()
-    self1 = resource.getrusage(resource.RUSAGE_SELF)
+    wall, others = meter.stop()
     load1 = os.getloadavg()
-    hz = os.sysconf("SC_CLK_TCK")
-    own = (self1.ru_utime - self0.ru_utime) + (self1.ru_stime - self0.ru_stime)
-    others = max(0.0, (busy1 - busy0) / hz - own) / wall if wall > 0 else 0.0
     torch.set_num_threads(1)
 
     L = []
