@@ -71,14 +71,14 @@ void drop_at_or_below(std::vector<double>& y, double bound) {
   y.resize(kept);
 }
 
-// k = 1 (sparsemax), p = [z + offset]_+ with z = a y: Michelot's method, in scalar code (the
-// candidates of a sparsemax row are few). With offset_S = (1 - sum_S z)/|S|, -offset_S/a is a
-// lower bound of the threshold for every S that holds the support, so entries at or below it
-// leave; when none leaves, S is the support and offset_S, recomputed with a pairwise sum,
-// is exact.
+// k = 1 (sparsemax), p = [z + offset]_+ with z = a y: Michelot's method. With
+// offset_S = (1 - sum_S z)/|S|, -offset_S/a is a lower bound of the threshold for every S that
+// holds the support, so entries at or below it leave; when none leaves, S is the support.
+// Up to kFewCandidates candidates (the common case: rows of N(0,1) scores keep ~12 of 512) each
+// pass is a SIMD sweep that leaves y in place (simd::michelot_offset, whose last offset_S is
+// the result). More: scalar passes that compact y, so that later passes read only what is
+// left, and offset_S on the support recomputed with a pairwise sum.
 PowerThreshold linear_threshold(std::vector<double>& y, double a) {
-  // Few candidates (the common case: rows of N(0,1) scores keep ~12 of 512): SIMD sweeps that
-  // leave y in place. Many: compaction, so that later passes read only what is left.
   if (y.size() <= kFewCandidates) {
     const double offset = simd::michelot_offset(y.data(), y.size(), a);
     return {(1 - offset) / a, offset};
