@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "map_family.h"
 #include "sparcon/discrete.h"
 #include "sparcon/torch/ops.h"
 #include "tensor_rows.h"
@@ -11,20 +12,6 @@
 namespace sparcon::torch {
 namespace detail {
 namespace {
-
-template <class T>
-Family<T> family_of(Map map, double parameter, std::span<const T> per_row) {
-  const PerRow<T> value = per_row.empty() ? PerRow<T>(static_cast<T>(parameter)) : PerRow<T>(per_row);
-  switch (map) {
-    case Map::softmax: return Family<T>::softmax();
-    case Map::sparsemax: return Family<T>::sparsemax();
-    case Map::entmax15: return Family<T>::entmax15();
-    case Map::entmax: return Family<T>::entmax(value);
-    case Map::normmax: return Family<T>::normmax(value);
-    case Map::budget: return Family<T>::budget(value);
-  }
-  TORCH_CHECK_VALUE(false, "sparcon: unknown map");
-}
 
 // A tensor parameter (alpha, or the budget) broadcast to one value per row of the RowView of
 // x (size 1 along dim); fn and name for messages.
@@ -44,8 +31,6 @@ at::Tensor alpha_rows(const at::Tensor& alpha, const at::Tensor& x, const RowVie
   return expanded.movedim(view.dim, -1).to(view.rows.scalar_type()).contiguous();
 }
 
-constexpr const char* kNames[] = {"softmax", "sparsemax", "entmax15", "entmax", "normmax", "budget"};
-
 // p = map(x) along dim, in the row layout of `view`; per_row holds the per-row alpha of a
 // tensor alpha (empty when the parameter is the number `parameter`).
 struct MapRows {
@@ -55,7 +40,7 @@ struct MapRows {
 
 MapRows map_rows(const at::Tensor& x, const at::Tensor& alpha, std::int64_t map, double parameter,
                  std::int64_t dim) {
-  const char* fn = kNames[map];
+  const char* fn = map_name(static_cast<Map>(map));
   MapRows out{to_rows(x, dim, fn), {}, {}};
   const bool tensor_alpha = alpha.defined() && alpha.numel() > 0;
   if (tensor_alpha)
@@ -122,10 +107,10 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
     if (::torch::autograd::GradMode::is_enabled()) {
       const bool entmax_family = map == Map::softmax || map == Map::sparsemax || map == Map::entmax15 ||
                                  (map == Map::entmax && per_row.numel() == 0);
-      TORCH_CHECK_VALUE(entmax_family, "sparcon.", kNames[static_cast<int>(map)],
+      TORCH_CHECK_VALUE(entmax_family, "sparcon.", map_name(map),
                         ": double backward (create_graph=True) is implemented for softmax, sparsemax, entmax15 "
                         "and entmax with a number alpha, not for ",
-                        map == Map::entmax ? "a tensor alpha" : kNames[static_cast<int>(map)]);
+                        map == Map::entmax ? "a tensor alpha" : map_name(map));
       const double alpha = map == Map::softmax ? 1 : map == Map::sparsemax ? 2 : map == Map::entmax15 ? 1.5 : parameter;
       const at::Tensor p_linked = to_rows(saved[2], dim, "discrete map backward", "p").rows.to(p.scalar_type());
       return {from_rows(differentiable_backward(p_linked, g, alpha), view), at::Tensor(), at::Tensor(), at::Tensor(),

@@ -1,6 +1,9 @@
 // Fenchel-Young losses with autograd (sparcon/torch/ops.h).
 #include <torch/autograd.h>
 
+#include <optional>
+
+#include "map_family.h"
 #include "sparcon/losses.h"
 #include "sparcon/torch/ops.h"
 #include "tensor_rows.h"
@@ -12,17 +15,12 @@ namespace {
 // The map's family with the number `parameter`, or one alpha per row (per_row not empty).
 template <class T>
 Family<T> loss_family(const std::string& map, double parameter, std::span<const T> per_row) {
-  const PerRow<T> value = per_row.empty() ? PerRow<T>(static_cast<T>(parameter)) : PerRow<T>(per_row);
-  const bool fixed = map == "softmax" || map == "sparsemax" || map == "entmax15";
-  TORCH_CHECK_VALUE(!fixed || per_row.empty(), "sparcon.fenchel_young_loss: map = '", map,
+  const std::optional<Map> m = map_named(map);
+  TORCH_CHECK_VALUE(!m || named(*m).has_parameter || per_row.empty(), "sparcon.fenchel_young_loss: map = '", map,
                     "' takes no parameter, got one per row");
-  if (map == "softmax") return Family<T>::softmax();
-  if (map == "sparsemax") return Family<T>::sparsemax();
-  if (map == "entmax15") return Family<T>::entmax15();
-  if (map == "entmax") return Family<T>::entmax(value);
-  if (map == "normmax") return Family<T>::normmax(value);
-  TORCH_CHECK_VALUE(false, "sparcon.fenchel_young_loss: map = '", map,
+  TORCH_CHECK_VALUE(m && *m != Map::budget, "sparcon.fenchel_young_loss: map = '", map,
                     "' must be one of softmax, sparsemax, entmax15, entmax, normmax");
+  return family_of<T>(*m, parameter, per_row);
 }
 
 class FenchelYoungLoss : public ::torch::autograd::Function<FenchelYoungLoss> {
