@@ -15,6 +15,7 @@ packages=(
   python3-pytest      # its tests
   nlohmann-json3-dev  # JSON: the corpus files of the text-classification example
   libcli11-dev        # command lines of the examples
+  libpng-dev          # PNG images embedded in the reports of the experiment kit (examples/kit)
 )
 
 as_root=()

@@ -4,10 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "kit/results_files.h"
 #include "sparcon/continuous.h"
 
 namespace spam {
@@ -84,10 +84,7 @@ std::vector<VariantResult> run_experiment(const Dataset& data, const ExperimentO
     }
     results.push_back(std::move(result));
   }
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
-  const nlohmann::json info{{"date", date},
+  const nlohmann::json info{{"date", kit::utc_now()},
                             {"command", options.command},
                             {"hardware_threads", std::thread::hardware_concurrency()},
                             {"duplicates_dropped", data.duplicates},

@@ -7,11 +7,16 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "atomic_file.h"
-#include "results.h"
+#include "kit/atomic_file.h"
+#include "kit/format.h"
+#include "kit/html.h"
+#include "kit/markdown.h"
 
 namespace spam {
 namespace {
+
+using kit::fixed;
+using kit::html_escape;
 
 constexpr double kPlotWidth = 1000.0;  // SVG user units; the plot is stretched to the page width
 constexpr double kPlotHeight = 100.0;
@@ -22,116 +27,11 @@ std::string label_name(int label) {
   return std::to_string(label);
 }
 
-std::string trim(std::string_view s) {
+// s without leading and trailing spaces, tabs and carriage returns.
+std::string_view trim(std::string_view s) {
   const auto begin = s.find_first_not_of(" \t\r");
   if (begin == std::string_view::npos) return {};
-  const auto end = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(begin, end - begin + 1));
-}
-
-// The cells of a Markdown table row "| a | b \| c |" -> {"a", "b | c"}.
-std::vector<std::string> table_cells(const std::string& line) {
-  std::string row = trim(line);
-  if (!row.empty() && row.front() == '|') row.erase(0, 1);
-  if (!row.empty() && row.back() == '|' && (row.size() < 2 || row[row.size() - 2] != '\\')) row.pop_back();
-  std::vector<std::string> cells;
-  std::string current;
-  for (std::size_t i = 0; i < row.size(); ++i) {
-    if (row[i] == '\\' && i + 1 < row.size() && row[i + 1] == '|') {
-      current += '|';
-      ++i;
-    } else if (row[i] == '|') {
-      cells.push_back(trim(current));
-      current.clear();
-    } else {
-      current += row[i];
-    }
-  }
-  cells.push_back(trim(current));
-  return cells;
-}
-
-bool is_separator_row(const std::vector<std::string>& cells) {
-  for (const auto& c : cells) {
-    if (c.empty() || c.find('-') == std::string::npos) return false;
-    if (c.find_first_not_of("-: ") != std::string::npos) return false;
-  }
-  return !cells.empty();
-}
-
-// Markdown as written by write_results: headings, list items, tables, paragraphs.
-std::string markdown_to_html(const std::string& markdown) {
-  std::vector<std::string> lines;
-  for (std::size_t start = 0; start <= markdown.size();) {
-    auto end = markdown.find('\n', start);
-    if (end == std::string::npos) end = markdown.size();
-    lines.push_back(markdown.substr(start, end - start));
-    start = end + 1;
-  }
-  std::string html;
-  bool in_list = false;
-  auto close_list = [&] {
-    if (in_list) html += "</ul>\n";
-    in_list = false;
-  };
-  for (std::size_t i = 0; i < lines.size();) {
-    const std::string line = trim(lines[i]);
-    if (line.empty()) {
-      close_list();
-      ++i;
-    } else if (line.front() == '|') {
-      close_list();
-      std::vector<std::vector<std::string>> rows;
-      while (i < lines.size() && !trim(lines[i]).empty() && trim(lines[i]).front() == '|')
-        rows.push_back(table_cells(lines[i++]));
-      std::vector<std::string> align;
-      std::size_t header_rows = 0;
-      if (rows.size() >= 2 && is_separator_row(rows[1])) {
-        header_rows = 1;
-        for (const auto& c : rows[1]) {
-          const bool left = c.front() == ':', right = c.back() == ':';
-          align.push_back(left && right ? "center" : right ? "right" : left ? "left" : "");
-        }
-        rows.erase(rows.begin() + 1);
-      }
-      html += "<table class=\"results\">\n";
-      for (std::size_t r = 0; r < rows.size(); ++r) {
-        const bool header = r < header_rows;
-        if (r == 0 && header) html += "<thead>\n";
-        if (r == header_rows) html += "<tbody>\n";
-        html += "<tr>";
-        for (std::size_t c = 0; c < rows[r].size(); ++c) {
-          const char* tag = header ? "th" : "td";
-          html += std::string("<") + tag;
-          if (c < align.size() && !align[c].empty()) html += " style=\"text-align:" + align[c] + "\"";
-          html += '>';
-          html += html_escape(rows[r][c]);
-          html += std::string("</") + tag + ">";
-        }
-        html += "</tr>\n";
-        if (header && r + 1 == header_rows) html += "</thead>\n";
-      }
-      if (rows.size() > header_rows) html += "</tbody>\n";
-      html += "</table>\n";
-    } else if (line.front() == '#') {
-      close_list();
-      const auto text_start = line.find_first_not_of('#');  // npos for a line of '#' only
-      const auto text = text_start == std::string::npos ? std::string() : trim(line.substr(text_start));
-      html += "<h2>" + html_escape(text) + "</h2>\n";
-      ++i;
-    } else if (line.rfind("- ", 0) == 0 || line.rfind("* ", 0) == 0) {
-      if (!in_list) html += "<ul class=\"run\">\n";
-      in_list = true;
-      html += "<li>" + html_escape(trim(line.substr(2))) + "</li>\n";
-      ++i;
-    } else {
-      close_list();
-      html += "<p>" + html_escape(line) + "</p>\n";
-      ++i;
-    }
-  }
-  close_list();
-  return html;
+  return s.substr(begin, s.find_last_not_of(" \t\r") - begin + 1);
 }
 
 // The density over the document as an SVG polyline, the support interval shaded.
@@ -258,26 +158,6 @@ p.note { font-size: 0.85rem; color: #777; }
 
 }  // namespace
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default:
-        if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
-          out += "\xEF\xBF\xBD";  // U+FFFD
-        else
-          out += c;
-    }
-  }
-  return out;
-}
-
 std::pair<std::ptrdiff_t, std::ptrdiff_t> attended_token_range(double begin, double end, std::size_t length) {
   if (!std::isfinite(begin) || !std::isfinite(end) || length == 0 || end < begin) return {1, 0};
   const double n = static_cast<double>(length);
@@ -290,39 +170,29 @@ std::pair<std::ptrdiff_t, std::ptrdiff_t> attended_token_range(double begin, dou
 
 std::string render_html_report(const std::string& title, const std::vector<VariantDocuments>& variants,
                                const std::string& results_table) {
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
-                     html_escape(title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
-  html += "<h1>" + html_escape(title) + "</h1>\n";
-  html += "<section class=\"table\">\n";
-  const std::string table = trim(results_table);
-  html += !table.empty() && table.front() == '<' ? table + "\n" : markdown_to_html(results_table);
-  html += "</section>\n";
-  html += "<p class=\"legend\">Tokens are shaded by their discrete attention weight (opacity proportional to "
+  std::string body = "<h1>" + html_escape(title) + "</h1>\n";
+  body += "<section class=\"table\">\n";
+  const std::string_view table = trim(results_table);
+  body += !table.empty() && table.front() == '<' ? std::string(table) + "\n" : kit::markdown_to_html(results_table);
+  body += "</section>\n";
+  body += "<p class=\"legend\">Tokens are shaded by their discrete attention weight (opacity proportional to "
           "weight / largest weight in the document; tokens with zero weight are not shaded). For continuous "
           "attention the curve is the density over the document (left = first token, right = last token), the "
           "shaded band its support, and the tokens inside the support are underlined. At most " +
           std::to_string(kMaxTokensShown) + " tokens are shown per document.</p>\n";
   for (const auto& v : variants) {
-    html += "<section class=\"variant\">\n<h2>" + html_escape(v.variant) + "</h2>\n";
-    if (v.documents.empty()) html += "<p class=\"note\">no documents</p>\n";
-    for (const auto& doc : v.documents) html += document_html(doc, v.variant);
-    html += "</section>\n";
+    body += "<section class=\"variant\">\n<h2>" + html_escape(v.variant) + "</h2>\n";
+    if (v.documents.empty()) body += "<p class=\"note\">no documents</p>\n";
+    for (const auto& doc : v.documents) body += document_html(doc, v.variant);
+    body += "</section>\n";
   }
-  html += "</body>\n</html>\n";
-  return html;
+  return kit::html_document(title, kStyle, body);
 }
 
 void write_html_report(const std::filesystem::path& file, const std::string& title,
                        const std::vector<VariantDocuments>& variants,
                        const std::string& results_markdown_or_html_table) {
-  const std::string html = render_html_report(title, variants, results_markdown_or_html_table);
-  if (file.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(file.parent_path(), ec);
-    if (ec) throw std::runtime_error("cannot create the directory of " + file.string() + ": " + ec.message());
-  }
-  write_atomically(file, html);
+  kit::write_file(file, render_html_report(title, variants, results_markdown_or_html_table));
 }
 
 }  // namespace spam

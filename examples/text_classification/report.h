@@ -40,17 +40,13 @@ struct VariantDocuments {
 /// the whole document).
 inline constexpr std::size_t kMaxTokensShown = 300;
 
-/// text with &, <, >, " and ' replaced by entities (safe in element content and quoted
-/// attribute values); other C0 control characters except tab and line breaks become U+FFFD.
-std::string html_escape(std::string_view text);
-
 /// The token indices [first, last] whose positions t_l = (l + 1/2) / length lie in
 /// [begin, end]; {1, 0} (empty) when none do or when the bounds are not finite.
 std::pair<std::ptrdiff_t, std::ptrdiff_t> attended_token_range(double begin, double end, std::size_t length);
 
 /// The report as one HTML5 string. results_table is either Markdown (as written by
 /// write_results/results_table_markdown: "#" headings, "- " list items and "|" tables are
-/// converted, all text escaped) or, when it starts with '<', an HTML fragment embedded as is.
+/// converted by kit::markdown_to_html, all text escaped) or, when it starts with '<', an HTML fragment embedded as is.
 /// Throws std::invalid_argument when a document's discrete_weights is neither empty nor as long
 /// as its tokens.
 std::string render_html_report(const std::string& title, const std::vector<VariantDocuments>& variants,

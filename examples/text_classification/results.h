@@ -20,21 +20,10 @@ struct VariantResult {
   std::vector<double> sparsity;
 };
 
-/// Mean and sample standard deviation (n - 1 in the denominator; 0 for one value; both NaN for
-/// none) of a series.
-/// value with `decimals` digits after the point ("%.*f"), or "n/a" when it is not finite.
-std::string fixed(double value, int decimals);
-
-struct Summary {
-  double mean = 0.0;
-  double sd = 0.0;
-};
-Summary summarize(const std::vector<double>& values);
-
 /// The results as JSON: {"run": run_info, "variants": [{"name", "family", "seeds",
-/// "accuracy": {"per_seed": [...], "mean", "sd"}, "train_seconds": {...}, "sparsity": {...}}]}.
-/// A statistic of an empty series is null, and so is the sd of a single value (a sample
-/// standard deviation needs two).
+/// "accuracy": {"per_seed": [...], "mean", "sd"}, "train_seconds": {...}, "sparsity": {...}}]}
+/// (kit::series_json: a statistic of an empty series is null, and so is the sd of a single
+/// value, a sample standard deviation needs two).
 nlohmann::json results_json(const std::vector<VariantResult>& results, const nlohmann::json& run_info);
 
 /// The Markdown table printed to the console and written to results.md:
@@ -44,9 +33,8 @@ nlohmann::json results_json(const std::vector<VariantResult>& results, const nlo
 /// Ends with a newline.
 std::string results_table_markdown(const std::vector<VariantResult>& results);
 
-/// Creates dir if needed and writes dir/results.json (results_json, indented) and dir/results.md
-/// (a heading, the run_info entries as a list, then results_table_markdown), each
-/// with write_atomically. Throws std::runtime_error naming the file on failure.
+/// kit::write_results of results_json and results_table_markdown under the heading "Text
+/// classification results": dir/results.json and dir/results.md.
 void write_results(const std::filesystem::path& dir, const std::vector<VariantResult>& results,
                    const nlohmann::json& run_info);
 

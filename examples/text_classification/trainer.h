@@ -1,4 +1,7 @@
 // Training, evaluation, checkpoints and prediction of the text-classification experiment.
+// train() is four named steps (trainer.cc) on the kit's run directory (kit/training_run.h):
+// start or resume, train one epoch, evaluate on dev, save the epoch; then the best epoch's
+// model is tested.
 #pragma once
 
 #include <cstdint>
@@ -6,38 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "corpus.h"
+#include "dataset.h"
 #include "model.h"
-#include "split.h"
-#include "vocabulary.h"
 
 namespace spam {
-
-struct DataOptions {
-  std::uint64_t split_seed = 2020;  ///< the same split for every variant and model seed
-  double dev_fraction = 0.1, test_fraction = 0.1;
-  std::size_t max_length = 400;     ///< tokens kept per document (the first ones)
-  std::size_t min_count = 2, max_vocabulary = 30000;
-  std::size_t train_subset = 0;     ///< use only this many training documents (0: all), stratified
-};
-
-/// The corpus tokenized, freed of duplicates, split and encoded with the vocabulary of its
-/// training split.
-struct Dataset {
-  std::vector<Message> messages;                 ///< the distinct messages, in corpus order
-  std::vector<std::vector<std::string>> tokens;  ///< first max_length tokens of each body
-  std::vector<std::vector<std::int64_t>> ids;    ///< tokens encoded; never empty (an empty body is one <unk>)
-  std::vector<int> labels;
-  Split split;
-  Vocabulary vocabulary;
-  std::size_t duplicates = 0;  ///< messages dropped as copies of an earlier one
-};
-
-/// Tokenizes the bodies and keeps the first max_length tokens; drops every message whose kept
-/// tokens equal those of an earlier message (the corpus holds copies of some e-mails, mostly
-/// spam: split apart, a copy in the test split would be a training document), then splits the
-/// rest (stratified, seeded) and builds the vocabulary from the training split.
-Dataset prepare_data(std::vector<Message> messages, const DataOptions& options);
 
 struct TrainOptions {
   std::string variant = "softmax";

@@ -1,6 +1,6 @@
-// The output side of the text-classification experiment: atomic file replacement, the results
-// table (JSON and Markdown, statistics recomputed here) and the HTML report, checked for
-// well-formedness by a small tag matcher and for the escaping of token text.
+// The output side of the text-classification experiment: the results table (JSON and Markdown,
+// statistics recomputed here) and the HTML report, checked for well-formedness by the tag
+// matcher of html_checker.h and for the escaping of token text.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,7 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.h"
+#include "html_checker.h"
+#include "test_files.h"
 #include "report.h"
 #include "results.h"
 
@@ -27,179 +28,14 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> entries(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// A fresh directory per test.
-class OutputTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("spam_report_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
-
-// --- a small HTML well-formedness checker -------------------------------------------------
-
-bool is_void_element(const std::string& name) {
-  static const std::vector<std::string> kVoid = {"area", "base", "br",   "col",   "embed", "hr",     "img",
-                                                 "input", "link", "meta", "param", "source", "track", "wbr"};
-  return std::find(kVoid.begin(), kVoid.end(), name) != kVoid.end();
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// "" when html is well-formed in the sense of the test, otherwise what is wrong and where: every
-// '<' starts a comment, a doctype or a tag; void elements have no end tag; every other element
-// is closed, in order, by an explicit end tag; no raw '>' in text; every '&' starts an entity;
-// no <script> at all; the content of <style> is skipped up to its end tag.
-std::string check_html(const std::string& html) {
-  std::vector<std::string> stack;
-  std::size_t i = 0;
-  auto where = [&](std::size_t at) { return " at offset " + std::to_string(at) + ": \"" + html.substr(at, 40) + "\""; };
-  while (i < html.size()) {
-    const char c = html[i];
-    if (c == '&') {
-      std::size_t j = i + 1;
-      if (j < html.size() && html[j] == '#') {
-        ++j;
-        const bool hex = j < html.size() && (html[j] == 'x' || html[j] == 'X');
-        if (hex) ++j;
-        const std::size_t start = j;
-        while (j < html.size() && (hex ? std::isxdigit(static_cast<unsigned char>(html[j])) != 0
-                                       : std::isdigit(static_cast<unsigned char>(html[j])) != 0))
-          ++j;
-        if (j == start) return "bad numeric entity" + where(i);
-      } else {
-        const std::size_t start = j;
-        while (j < html.size() && std::isalnum(static_cast<unsigned char>(html[j])) != 0) ++j;
-        if (j == start) return "raw '&'" + where(i);
-      }
-      if (j >= html.size() || html[j] != ';') return "unterminated entity" + where(i);
-      i = j + 1;
-      continue;
-    }
-    if (c == '>') return "raw '>' in text" + where(i);
-    if (c != '<') {
-      ++i;
-      continue;
-    }
-    if (html.compare(i, 4, "<!--") == 0) {
-      const auto end = html.find("-->", i + 4);
-      if (end == std::string::npos) return "unterminated comment" + where(i);
-      i = end + 3;
-      continue;
-    }
-    if (html.compare(i, 2, "<!") == 0) {
-      if (lower(html.substr(i, 9)) != "<!doctype") return "unexpected '<!'" + where(i);
-      const auto end = html.find('>', i);
-      if (end == std::string::npos) return "unterminated doctype" + where(i);
-      i = end + 1;
-      continue;
-    }
-    const bool closing = i + 1 < html.size() && html[i + 1] == '/';
-    std::size_t j = i + (closing ? 2 : 1);
-    const std::size_t name_start = j;
-    if (j >= html.size() || std::isalpha(static_cast<unsigned char>(html[j])) == 0) return "raw '<'" + where(i);
-    while (j < html.size() && (std::isalnum(static_cast<unsigned char>(html[j])) != 0 || html[j] == '-')) ++j;
-    const std::string name = lower(html.substr(name_start, j - name_start));
-    // The rest of the tag, with quoted attribute values that may not contain a raw '<' or '>'.
-    char quote = 0;
-    while (j < html.size() && (quote != 0 || html[j] != '>')) {
-      if (quote != 0 && (html[j] == '<' || html[j] == '>')) return "raw '<' or '>' in an attribute" + where(i);
-      if (quote == 0 && html[j] == '<') return "'<' inside a tag" + where(i);
-      if (quote == 0 && (html[j] == '"' || html[j] == '\'')) quote = html[j];
-      else if (quote != 0 && html[j] == quote) quote = 0;
-      ++j;
-    }
-    if (j >= html.size()) return "unterminated tag" + where(i);
-    const bool self_closing = html[j - 1] == '/';
-    if (name == "script") return "a <script> element" + where(i);
-    if (closing) {
-      if (is_void_element(name)) return "end tag of a void element" + where(i);
-      if (stack.empty()) return "</" + name + "> without an open element" + where(i);
-      if (stack.back() != name) return "</" + name + "> closes <" + stack.back() + ">" + where(i);
-      stack.pop_back();
-      i = j + 1;
-      continue;
-    }
-    if (self_closing && !is_void_element(name)) return "self-closing <" + name + "/>" + where(i);
-    i = j + 1;
-    if (is_void_element(name)) continue;
-    if (name == "style") {  // raw text up to </style>
-      const auto end = lower(html).find("</style>", i);
-      if (end == std::string::npos) return "unterminated <style>" + where(i);
-      if (html.substr(i, end - i).find('<') != std::string::npos) return "'<' inside <style>" + where(i);
-      i = end + 8;
-      continue;
-    }
-    stack.push_back(name);
-  }
-  if (!stack.empty()) return "unclosed <" + stack.back() + "> (and " + std::to_string(stack.size() - 1) + " more)";
-  return "";
-}
+using sparcon_test::entries;
+using sparcon_test::read;
+using OutputTest = sparcon_test::TempDirTest;
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
   return n;
-}
-
-TEST(HtmlChecker, AcceptsWellFormedAndRejectsBrokenMarkup) {
-  EXPECT_EQ(check_html("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>p{a:b}</style></head>"
-                       "<body><p a=\"x\">a &amp; b &#39; <br> <svg><rect></rect></svg></p></body></html>"),
-            "");
-  EXPECT_THAT(check_html("<p><b></p></b>"), HasSubstr("closes"));
-  EXPECT_THAT(check_html("<p>x"), HasSubstr("unclosed"));
-  EXPECT_THAT(check_html("<p>a < b</p>"), HasSubstr("raw '<'"));
-  EXPECT_THAT(check_html("<p>a & b</p>"), HasSubstr("raw '&'"));
-  EXPECT_THAT(check_html("<p>a > b</p>"), HasSubstr("raw '>'"));
-  EXPECT_THAT(check_html("<p><script>x</script></p>"), HasSubstr("script"));
-  EXPECT_THAT(check_html("<p><rect/></p>"), HasSubstr("self-closing"));
-  EXPECT_THAT(check_html("<p></br></p>"), HasSubstr("void"));
-}
-
-// --- write_atomically ----------------------------------------------------------------------
-
-TEST_F(OutputTest, WriteAtomicallyReplacesContentAndLeavesNoTempFile) {
-  const auto file = dir_ / "out.txt";
-  spam::write_atomically(file, "first version, rather long\n");
-  EXPECT_EQ(read(file), "first version, rather long\n");
-  spam::write_atomically(file, "second");
-  EXPECT_EQ(read(file), "second");
-  spam::write_atomically(file, "");
-  EXPECT_EQ(read(file), "");
-  EXPECT_THAT(entries(dir_), ::testing::ElementsAre("out.txt"));
-}
-
-TEST_F(OutputTest, WriteAtomicallyThrowsNamingThePath) {
-  const auto file = dir_ / "missing" / "out.txt";
-  try {
-    spam::write_atomically(file, "x");
-    FAIL() << "no exception";
-  } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr(file.string()));
-  }
-  EXPECT_THAT(entries(dir_), ::testing::IsEmpty());
 }
 
 // --- results -------------------------------------------------------------------------------
@@ -342,9 +178,9 @@ TEST_F(OutputTest, HtmlReportIsWellFormedEscapedAndDrawsTheDensity) {
   const std::string html = read(file);
   EXPECT_THAT(entries(dir_ / "report"), ::testing::ElementsAre("report.html"));
 
-  EXPECT_EQ(check_html(html), "");
+  EXPECT_EQ(sparcon_test::check_html(html), "");
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_THAT(lower(html), Not(HasSubstr("<script")));
+  EXPECT_THAT(sparcon_test::lower(html), Not(HasSubstr("<script")));
   EXPECT_THAT(html, Not(HasSubstr("http://")));   // no external resources
   EXPECT_THAT(html, Not(HasSubstr("https://")));
   EXPECT_THAT(html, HasSubstr("<title>Spam &lt;attention&gt; &amp; friends</title>"));
@@ -389,13 +225,13 @@ TEST_F(OutputTest, HtmlReportEmbedsAnHtmlTableAsIs) {
   const std::string html =
       spam::render_html_report("t", {}, "<table><tr><td>x</td></tr></table>");
   EXPECT_THAT(html, HasSubstr("<table><tr><td>x</td></tr></table>"));
-  EXPECT_EQ(check_html(html), "");
+  EXPECT_EQ(sparcon_test::check_html(html), "");
 }
 
 TEST_F(OutputTest, HtmlReportConvertsMarkdownAlignmentAndBareHeadings) {
   const std::string html =
       spam::render_html_report("t", {}, "#\n# Run\n| a | b | c | d |\n|---|:---|---:|:---:|\n| 1 | 2 | 3 | 4 |\n");
-  EXPECT_EQ(check_html(html), "");
+  EXPECT_EQ(sparcon_test::check_html(html), "");
   EXPECT_THAT(html, HasSubstr("<h2>Run</h2>"));
   EXPECT_THAT(html, HasSubstr("<td>1</td>"));
   EXPECT_THAT(html, HasSubstr("<td style=\"text-align:left\">2</td>"));
@@ -411,7 +247,7 @@ TEST_F(OutputTest, HtmlReportCapsTheTokensShown) {
   doc.support_begin = 0.9;
   doc.support_end = 1.0;
   const std::string html = spam::render_html_report("t", {{"cont", {doc}}}, "");
-  EXPECT_EQ(check_html(html), "");
+  EXPECT_EQ(sparcon_test::check_html(html), "");
   EXPECT_THAT(html, HasSubstr(std::string(" w").append(std::to_string(spam::kMaxTokensShown - 1)).append("</p>")));
   EXPECT_THAT(html, Not(HasSubstr(std::string(" w").append(std::to_string(spam::kMaxTokensShown)).append(" "))));
   EXPECT_THAT(html, HasSubstr(std::to_string(1000 - spam::kMaxTokensShown) + " more tokens not shown"));
@@ -437,12 +273,6 @@ TEST(AttendedTokenRange, TokenCentresInsideTheSupport) {
   EXPECT_GT(none.first, none.second);
   const auto unbounded = spam::attended_token_range(std::nan(""), std::nan(""), 8);
   EXPECT_GT(unbounded.first, unbounded.second);
-}
-
-TEST(HtmlEscape, EscapesTheFiveCharactersAndControls) {
-  EXPECT_EQ(spam::html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
-  EXPECT_EQ(spam::html_escape(std::string("a\0b", 3)), "a\xEF\xBF\xBD" "b");
-  EXPECT_EQ(spam::html_escape("caf\xC3\xA9"), "caf\xC3\xA9");
 }
 
 }  // namespace
