@@ -63,6 +63,7 @@
 #include "sparcon/attention.h"
 #include "sparcon/basis.h"
 #include "sparcon/continuous.h"
+#include "split_rows.h"
 
 namespace {
 
@@ -202,18 +203,7 @@ void naive_context(const std::vector<float>& g, std::size_t length, std::size_t 
   for (std::size_t f = 0; f < e; ++f) out[f] = static_cast<float>(sum[f]);
 }
 
-// block(begin, end) over contiguous blocks of `count` items on `threads` std::jthreads
-// (the caller's thread takes the first block), as bench_discrete.cc does for its baselines.
-void split(std::size_t count, unsigned threads,
-           const std::function<void(std::size_t, std::size_t)>& block) {
-  const std::size_t workers = std::clamp<std::size_t>(threads, 1, count);
-  if (workers == 1) return block(0, count);
-  std::vector<std::jthread> pool;
-  pool.reserve(workers - 1);
-  for (std::size_t w = 1; w < workers; ++w)
-    pool.emplace_back(block, count * w / workers, count * (w + 1) / workers);
-  block(0, count / workers);
-}
+using sparcon_bench::split_rows;
 
 // ---- data --------------------------------------------------------------------------------
 
@@ -327,7 +317,7 @@ void naive_1d(Problem1D& p, float alpha, const std::vector<float>& sigma2, std::
   const std::vector<float>& g = p.ridge.matrix(kLength);
   r_out.resize(which.size() * n);
   ctx_out.resize(which.size() * kFeatures);
-  split(which.size(), threads, [&](std::size_t begin, std::size_t end) {
+  split_rows(which.size(), threads, [&](std::size_t begin, std::size_t end) {
     std::vector<double> w(kLength), sum(kFeatures), rd(n);
     for (std::size_t k = begin; k < end; ++k) {
       const std::size_t b = which[k];
@@ -348,7 +338,7 @@ void naive_2d(Problem2D& p, float alpha, const std::vector<float>& sigma, std::s
   const std::vector<float>& g = p.ridge.matrix({kSide, kSide});
   r_out.resize(which.size() * n);
   ctx_out.resize(which.size() * kFeatures);
-  split(which.size(), threads, [&](std::size_t begin, std::size_t end) {
+  split_rows(which.size(), threads, [&](std::size_t begin, std::size_t end) {
     std::vector<double> w(pixels), sum(kFeatures), rd(n);
     for (std::size_t k = begin; k < end; ++k) {
       const std::size_t b = which[k];

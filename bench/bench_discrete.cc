@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "sparcon/discrete.h"
+#include "split_rows.h"
 
 namespace {
 
@@ -98,19 +99,7 @@ Data& data(std::size_t shape_index, std::size_t scale_index) {
   return *slot;
 }
 
-// Runs block(begin, end) over contiguous blocks of rows on `threads` threads, spawning
-// std::jthreads per call exactly as the library's parallel_rows does (the caller's thread
-// takes the first block), so the baselines pay the same per-call thread cost.
-void split_rows(std::size_t rows, unsigned threads,
-                const std::function<void(std::size_t, std::size_t)>& block) {
-  const std::size_t workers = std::clamp<std::size_t>(threads, 1, rows);
-  if (workers == 1) return block(0, rows);
-  std::vector<std::jthread> pool;
-  pool.reserve(workers - 1);
-  for (std::size_t w = 1; w < workers; ++w)
-    pool.emplace_back(block, rows * w / workers, rows * (w + 1) / workers);
-  block(0, rows / workers);
-}
+using sparcon_bench::split_rows;
 
 // The row-sorting reference: sort a copy of the row in decreasing order, find the support
 // size k = max{j : 1 + j z_(j) > sum_{i<=j} z_(i)}, tau = (sum_{i<=k} z_(i) - 1) / k.

@@ -104,14 +104,6 @@ std::vector<NamedBasis<T>> bases() {
   return {{"grid(4, 0.01)", sparcon::GaussianBasis2D<T>::grid(4, T(0.01))}, {"paper", sparcon::GaussianBasis2D<T>::paper()}};
 }
 
-std::vector<double> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(n);
-  for (double& x : v) x = u(rng);
-  return v;
-}
-
 // ---- forward -------------------------------------------------------------------------------
 
 template <class T>
@@ -183,7 +175,7 @@ TYPED_TEST(Attention2DForward, ThreadsDoNotChangeTheResult) {
   sparcon::RidgeCache2D<T> cache(sparcon::GaussianBasis2D<T>::paper(), T(0.01));
   const Images<T> x({5, 5, 6, 3});
   const std::vector<T> dc = [&] {
-    const std::vector<double> d = random_vector(x.context_size(), 17);
+    const std::vector<double> d = uniform_vector(x.context_size(), 17);
     return std::vector<T>(d.begin(), d.end());
   }();
   for (const LD alpha : {1.0L, 1.5L, 2.0L}) {
@@ -274,7 +266,7 @@ TEST(Attention2DBackward, MatchesFiniteDifferences) {
     sparcon::RidgeCache2D<double> cache(basis, 0.01);
     for (const double alpha : {1.0, 1.5, 2.0}) {
       Images<double> x({paper ? std::size_t{2} : std::size_t{3}, 5, 6, 2});
-      const std::vector<double> dc = random_vector(x.context_size(), 7);
+      const std::vector<double> dc = uniform_vector(x.context_size(), 7);
       const Grads<double> g = backward(alpha, cache, x, dc);
       ASSERT_EQ(g.dvalues.size(), x.values.size());
       auto f = [&] { return loss(alpha, cache, x, dc); };
@@ -333,7 +325,7 @@ TEST(Attention2DBackward, DvaluesAreWeightsTimesUpstreamGaussian) {
   sparcon::RidgeCache2D<double> cache(basis, 0.01);
   const Images<double> x({3, 5, 6, 4});
   const std::vector<LD> g = aref2d::ridge(ref_basis, {5, 6}, 0.01L);
-  const std::vector<double> dc = random_vector(x.context_size(), 11);
+  const std::vector<double> dc = uniform_vector(x.context_size(), 11);
   const Grads<double> grads = backward(1.0, cache, x, dc);
   for (std::size_t b = 0; b < x.shape.batch; ++b) {
     const std::vector<LD> r = aref2d::gaussian_expectations(x.mu_of(b), x.sigma_of(b), ref_basis);
@@ -356,7 +348,7 @@ TEST(Attention2DBackward, GaussianDmuDsigmaClosedForm) {
   sparcon::RidgeCache2D<double> cache(basis, 0.01);
   const Images<double> x({3, 5, 6, 4});
   const std::vector<LD> g = aref2d::ridge(ref_basis, {5, 6}, 0.01L);
-  const std::vector<double> dc = random_vector(x.context_size(), 23);
+  const std::vector<double> dc = uniform_vector(x.context_size(), 23);
   const Grads<double> grads = backward(1.0, cache, x, dc);
   const std::size_t n = basis.size(), pixels = x.pixels(), features = x.shape.features;
   for (std::size_t b = 0; b < x.shape.batch; ++b) {
@@ -395,7 +387,7 @@ TEST(Attention2DBackward, GaussianDmuDsigmaClosedForm) {
 TEST(Attention2DBackward, OverwritesOutputs) {
   sparcon::RidgeCache2D<double> cache(sparcon::GaussianBasis2D<double>::grid(4, 0.01), 0.01);
   const Images<double> x;
-  const std::vector<double> dc = random_vector(x.context_size(), 3);
+  const std::vector<double> dc = uniform_vector(x.context_size(), 3);
   for (const double alpha : {1.0, 1.5, 2.0}) {
     const Grads<double> clean = backward(alpha, cache, x, dc, 1, 0.0);
     const Grads<double> dirty = backward(alpha, cache, x, dc, 1, std::numeric_limits<double>::quiet_NaN());
@@ -418,7 +410,7 @@ TEST(Attention2DBackward, FloatAgreesWithDouble) {
   xd.values.assign(xf.values.begin(), xf.values.end());
   xd.mu.assign(xf.mu.begin(), xf.mu.end());
   xd.sigma.assign(xf.sigma.begin(), xf.sigma.end());
-  std::vector<double> dc_d = random_vector(xd.context_size(), 5);
+  std::vector<double> dc_d = uniform_vector(xd.context_size(), 5);
   for (double& v : dc_d) v = static_cast<float>(v);
   const std::vector<float> dc_f(dc_d.begin(), dc_d.end());
   for (const double alpha : {1.0, 1.5, 2.0}) {

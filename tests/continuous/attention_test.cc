@@ -174,20 +174,12 @@ double loss(double alpha, sparcon::RidgeCache1D<double>& cache, const Batch<doub
   return static_cast<double>(s);
 }
 
-std::vector<double> random_dcontext(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> dc(n);
-  for (double& v : dc) v = u(rng);
-  return dc;
-}
-
 TEST(AttentionBackward, MatchesFiniteDifferences) {
   sparcon::RidgeCache1D<double> cache(sparcon::GaussianBasis1D<double>::paper(32), 0.01);
   for (const LD alpha_ld : attention_alphas()) {
     const auto alpha = static_cast<double>(alpha_ld);
     Batch<double> x(0.75);  // finite padding, so that it can be perturbed
-    const std::vector<double> dc = random_dcontext(x.context_size(), 7);
+    const std::vector<double> dc = uniform_vector(x.context_size(), 7);
     std::vector<double> dvalues(x.values.size(), 0), dmu(3, 0), dsigma2(3, 0);
     backward(alpha, cache, x, dc, dvalues, dmu, dsigma2);
     auto f = [&] { return loss(alpha, cache, x, dc); };
@@ -226,7 +218,7 @@ TEST(AttentionBackward, DvaluesAreWeightsTimesUpstream) {
   const aref::BasisLD ref_basis = aref::to_ld(basis);
   sparcon::RidgeCache1D<double> cache(basis, 0.01);
   const Batch<double> x(std::numeric_limits<double>::quiet_NaN());
-  const std::vector<double> dc = random_dcontext(x.context_size(), 11);
+  const std::vector<double> dc = uniform_vector(x.context_size(), 11);
   for (const LD alpha : attention_alphas()) {
     std::vector<double> dvalues(x.values.size(), 0), dmu(3, 0), dsigma2(3, 0);
     backward(static_cast<double>(alpha), cache, x, dc, dvalues, dmu, dsigma2);
@@ -254,7 +246,7 @@ TEST(AttentionBackward, DvaluesAreWeightsTimesUpstream) {
 TEST(AttentionBackward, OverwritesOutputs) {
   sparcon::RidgeCache1D<double> cache(sparcon::GaussianBasis1D<double>::paper(32), 0.01);
   const Batch<double> x(std::numeric_limits<double>::quiet_NaN());
-  const std::vector<double> dc = random_dcontext(x.context_size(), 3);
+  const std::vector<double> dc = uniform_vector(x.context_size(), 3);
   for (const LD alpha : attention_alphas()) {
     std::vector<double> dv0(x.values.size(), 0), dm0(3, 0), ds0(3, 0);
     backward(static_cast<double>(alpha), cache, x, dc, dv0, dm0, ds0);
@@ -277,7 +269,7 @@ TEST(AttentionBackward, FloatAgreesWithDouble) {
     xd.mu[b] = xf.mu[b];
     xd.sigma2[b] = xf.sigma2[b];
   }
-  std::vector<double> dc_d = random_dcontext(xd.context_size(), 5);
+  std::vector<double> dc_d = uniform_vector(xd.context_size(), 5);
   for (double& v : dc_d) v = static_cast<float>(v);
   const std::vector<float> dc_f(dc_d.begin(), dc_d.end());
   // the double basis/lambda differ from the float ones by rounding: compare loosely

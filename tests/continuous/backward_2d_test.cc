@@ -18,6 +18,7 @@
 #include "continuous_cases_2d.h"
 #include "continuous_reference_2d.h"
 #include "sparcon/continuous.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -36,14 +37,6 @@ const std::vector<Case>& gradient_cases() {
       {{0.77L, 0.23L}, cref2::rotated(1e-3L, 1e-4L, 1.0L)},
   };
   return c;
-}
-
-std::vector<double> random_g(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> dist;
-  std::vector<double> g(n);
-  for (double& x : g) x = dist(gen);
-  return g;
 }
 
 using Basis = sparcon::GaussianBasis2D<double>;
@@ -91,7 +84,7 @@ TEST_P(Backward2DFiniteDifferences, DmuAndDsigma) {
   const std::size_t N = basis.size();
   const Batch2<double> batch = make_batch<double>(gradient_cases());
   const std::size_t B = batch.cases.size();
-  const std::vector<double> g = random_g(B * N, 4242u + static_cast<unsigned>(alpha * 100));
+  const std::vector<double> g = normal_vector(B * N, 4242u + static_cast<unsigned>(alpha * 100));
   std::vector<double> dmu(2 * B, -7), dsigma(4 * B, -7), r_out(B * N, -7), r(B * N);
   sparcon::expectation_2d_backward<double>(alpha, batch.mu, batch.sigma, basis, g, dmu, dsigma, r_out);
   sparcon::expectation_2d<double>(alpha, batch.mu, batch.sigma, basis, r);
@@ -164,7 +157,7 @@ TEST_P(Backward2DFiniteDifferences, CanonicalGradient2D) {
     const sparcon::Vector2<double> theta1 = to_vec<double>(t1);
     const sparcon::Matrix2<double> theta2 = to_mat<double>(M2{-inv[0] / 2, -inv[1] / 2, -inv[2] / 2, -inv[3] / 2});
     const std::string what = describe(alpha, c.mu, c.sigma);
-    const std::vector<double> g = random_g(N, 99u + static_cast<unsigned>(b) + static_cast<unsigned>(alpha * 10));
+    const std::vector<double> g = normal_vector(N, 99u + static_cast<unsigned>(b) + static_cast<unsigned>(alpha * 10));
     auto loss = [&](const sparcon::Vector2<double>& th1, const sparcon::Matrix2<double>& th2) {
       const auto d = sparcon::Density2D<double>::from_canonical(alpha, th1, th2);
       const auto m = d.mu();
@@ -243,7 +236,7 @@ TEST_P(Backward2DFiniteDifferences, CanonicalGradient1D) {
   };
   for (const Loc& l : {Loc{0.5, 1e-4}, Loc{0.3, 0.01}, Loc{-0.4, 0.2}, Loc{1.2, 1.0}, Loc{0.9, 1e-6}}) {
     const double theta1 = l.mu / l.sigma2, theta2 = -1 / (2 * l.sigma2);
-    const std::vector<double> g = random_g(N, 7u + static_cast<unsigned>(l.sigma2 * 1e6) + static_cast<unsigned>(alpha * 10));
+    const std::vector<double> g = normal_vector(N, 7u + static_cast<unsigned>(l.sigma2 * 1e6) + static_cast<unsigned>(alpha * 10));
     auto loss = [&](double t1, double t2) {
       const auto d = sparcon::Density1D<double>::from_canonical(alpha, t1, t2);
       const std::vector<double> m{d.mu()}, s{d.sigma2()};
@@ -296,7 +289,7 @@ TEST(Backward2DThreads, TwoThreadsAreBitIdenticalToOne) {
   const std::size_t N = basis.size();
   const Batch2<double> batch = make_batch<double>(gradient_cases());
   const std::size_t B = batch.cases.size();
-  const std::vector<double> g = random_g(B * N, 31u);
+  const std::vector<double> g = normal_vector(B * N, 31u);
   for (const double alpha : {1.0, 1.5, 2.0, 3.0}) {
     std::vector<double> dmu1(2 * B), ds1(4 * B), r1(B * N), dmu2(2 * B), ds2(4 * B), r2(B * N);
     sparcon::expectation_2d_backward<double>(alpha, batch.mu, batch.sigma, basis, g, dmu1, ds1, r1, sparcon::Threads{1});

@@ -14,6 +14,7 @@
 #include "continuous_cases.h"
 #include "continuous_reference.h"
 #include "sparcon/continuous.h"
+#include "test_support.h"
 
 namespace sparcon_test {
 namespace {
@@ -23,14 +24,6 @@ struct Batch {
   std::vector<double> mu{0.5, 0.25, -1, 0.3, 0.9, -0.4, 0.1, 1.7};
   std::vector<double> sigma2{1e-6, 1e-5, 1e-4, 1e-3, 0.05, 0.2, 1, 10};
 };
-
-std::vector<double> random_g(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<double> dist;
-  std::vector<double> g(n);
-  for (double& x : g) x = dist(gen);
-  return g;
-}
 
 /// sum_j g[b, j] r[b, j] for row b with mu[b] and sigma2[b] replaced.
 double row_loss(double alpha, double mu, double sigma2, const sparcon::GaussianBasis1D<double>& basis,
@@ -46,7 +39,7 @@ double row_loss(double alpha, double mu, double sigma2, const sparcon::GaussianB
 void check_finite_differences(double alpha, const sparcon::GaussianBasis1D<double>& basis, const char* name) {
   const Batch batch;
   const std::size_t B = batch.mu.size(), N = basis.size();
-  const std::vector<double> g = random_g(B * N, 12345u + static_cast<unsigned>(alpha * 100) + static_cast<unsigned>(N));
+  const std::vector<double> g = normal_vector(B * N, 12345u + static_cast<unsigned>(alpha * 100) + static_cast<unsigned>(N));
   std::vector<double> dmu(B, -7), dsigma2(B, -7);
   sparcon::expectation_1d_backward<double>(alpha, batch.mu, batch.sigma2, basis, g, dmu, dsigma2);
   std::vector<double> r(B * N);
@@ -111,7 +104,7 @@ void check_direct(LD alpha, const sparcon::GaussianBasis1D<T>& basis, LD rel) {
   for (double m : batch.mu) mu.push_back(static_cast<T>(m));
   for (double s : batch.sigma2) s2.push_back(static_cast<T>(s));
   const std::size_t B = mu.size(), N = basis.size();
-  const std::vector<double> gd = random_g(B * N, 777u + static_cast<unsigned>(N));
+  const std::vector<double> gd = normal_vector(B * N, 777u + static_cast<unsigned>(N));
   const std::vector<T> g(gd.begin(), gd.end());
   std::vector<T> dmu(B), dsigma2(B);
   sparcon::expectation_1d_backward<T>(static_cast<T>(alpha), mu, s2, basis, g, dmu, dsigma2);

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <functional>
 #include <initializer_list>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -66,6 +67,24 @@ template <class Exception = std::invalid_argument>
     return ::testing::AssertionFailure() << "threw something else: " << e.what();
   }
   return ::testing::AssertionFailure() << "did not throw";
+}
+
+/// n draws of N(0, 1) from std::mt19937(seed) (upstream gradients of the backward tests).
+inline std::vector<double> normal_vector(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> dist;
+  std::vector<double> v(n);
+  for (double& x : v) x = dist(gen);
+  return v;
+}
+
+/// n draws of U(-1, 1) from std::mt19937(seed).
+inline std::vector<double> uniform_vector(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> v(n);
+  for (double& x : v) x = dist(gen);
+  return v;
 }
 
 /// f'(0) by the central difference (f(h) - f(-h)) / (2 h).
