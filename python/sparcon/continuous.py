@@ -178,7 +178,7 @@ def default_basis_1d(basis_size=64, sds=(0.1, 0.5), dtype=torch.float32, device=
     -------
     (centers, widths) : (N,), (N,) with N = basis_size.
     """
-    centers, widths = _ops.basis_1d(int(basis_size), [float(s) for s in torch.as_tensor(sds).reshape(-1).tolist()])
+    centers, widths = _ops.basis_1d(int(basis_size), torch.as_tensor(sds, dtype=torch.float64).reshape(-1).tolist())
     return centers.to(dtype=dtype, device=device), widths.to(dtype=dtype, device=device)
 
 
