@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "sparcon/basis.h"
+#include "map_family.h"
 #include "sparcon/torch/ops.h"
 #include "tensor_rows.h"
 
@@ -69,10 +70,12 @@ std::int64_t heads_of(const char* fn, const at::Tensor& values, const at::Tensor
 }  // namespace
 
 at::Tensor alpha_entmax(const at::Tensor& x, double alpha, std::int64_t dim) {
-  if (alpha == 1) return sparcon::torch::softmax(x, dim);
-  if (alpha == 1.5) return sparcon::torch::entmax15(x, dim);
-  if (alpha == 2) return sparcon::torch::sparsemax(x, dim);
-  return sparcon::torch::entmax(x, alpha, dim);
+  switch (detail::map_of_alpha(alpha)) {
+    case Map::softmax: return sparcon::torch::softmax(x, dim);
+    case Map::entmax15: return sparcon::torch::entmax15(x, dim);
+    case Map::sparsemax: return sparcon::torch::sparsemax(x, dim);
+    default: return sparcon::torch::entmax(x, alpha, dim);
+  }
 }
 
 std::tuple<at::Tensor, at::Tensor> basis_1d(std::int64_t size, const std::vector<double>& sds) {
