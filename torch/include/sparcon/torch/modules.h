@@ -4,7 +4,7 @@
 //   EntmaxAttention      multi-head scaled dot-product attention whose weights over the keys are
 //                        alpha-entmax(q k^T / sqrt(d_head)), with a key padding mask
 //   ContinuousAttention  attention over the positions of a sequence (1D) or image (2D) by a
-//                        continuous alpha-entmax density (docs/math.md): the context is E_p[V(t)]
+//                        continuous alpha-entmax density (docs/math.md sections 9-10b): the context is E_p[V(t)]
 //                        with V the ridge fit of the values on a Gaussian basis; mu and Sigma come
 //                        from a learned head ("cont") or from the moments of a learned discrete
 //                        attention ("disc+cont", whose context is added); one density per example
@@ -95,7 +95,7 @@ struct ContinuousAttentionOptions {
   TORCH_ARG(double, initial_scale) = 0.05;
 };
 
-/// Continuous attention (docs/math.md): the context of a density p over the positions of a
+/// Continuous attention (docs/math.md sections 9, 10 and 10b): the context of a density p over the positions of a
 /// sequence (1D) or an image (2D) is E_p[V(t)], V the ridge fit of the values on a Gaussian basis.
 /// values (B, L, E) with lengths (B, int64, optional) in 1D, (B, H, W, E) in 2D.
 /// - query_features = 0: forward(values, lengths) -> (B, E), one density per example: "cont"
