@@ -12,6 +12,8 @@
 
 HWY_BEFORE_NAMESPACE();
 namespace sparcon::simd::HWY_NAMESPACE {
+namespace {
+
 namespace hn = hwy::HWY_NAMESPACE;
 
 using D = hn::ScalableTag<double>;
@@ -71,12 +73,16 @@ void Scale(double w, const T* x, T* out, std::size_t n) {
   for (; i < n; ++i) out[i] = static_cast<T>(w * static_cast<double>(x[i]));
 }
 
-void AxpyF(double w, const float* x, double* sum, std::size_t n) { Axpy(w, x, sum, n); }
-void AxpyD(double w, const double* x, double* sum, std::size_t n) { Axpy(w, x, sum, n); }
-double DotF(const float* x, const float* y, std::size_t n) { return Dot(x, y, n); }
-double DotD(const double* x, const double* y, std::size_t n) { return Dot(x, y, n); }
-void ScaleF(double w, const float* x, float* out, std::size_t n) { Scale(w, x, out, n); }
-void ScaleD(double w, const double* x, double* out, std::size_t n) { Scale(w, x, out, n); }
+template <class T>
+constexpr TypedValueKernels<T> kTyped = {&Axpy<T>, &Dot<T>, &Scale<T>};
+
+}  // namespace
+
+// This target's kernels.
+const ValueKernelTable* Table() {
+  static constexpr ValueKernelTable table = {kTyped<float>, kTyped<double>};
+  return &table;
+}
 
 }  // namespace sparcon::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -84,19 +90,23 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace sparcon::simd {
 
-HWY_EXPORT(AxpyF);
-HWY_EXPORT(AxpyD);
-HWY_EXPORT(DotF);
-HWY_EXPORT(DotD);
-HWY_EXPORT(ScaleF);
-HWY_EXPORT(ScaleD);
+HWY_EXPORT(Table);
 
-void axpy(double w, const float* x, double* sum, std::size_t n) { HWY_DYNAMIC_DISPATCH(AxpyF)(w, x, sum, n); }
-void axpy(double w, const double* x, double* sum, std::size_t n) { HWY_DYNAMIC_DISPATCH(AxpyD)(w, x, sum, n); }
-double dot(const float* x, const float* y, std::size_t n) { return HWY_DYNAMIC_DISPATCH(DotF)(x, y, n); }
-double dot(const double* x, const double* y, std::size_t n) { return HWY_DYNAMIC_DISPATCH(DotD)(x, y, n); }
-void scale(double w, const float* x, float* out, std::size_t n) { HWY_DYNAMIC_DISPATCH(ScaleF)(w, x, out, n); }
-void scale(double w, const double* x, double* out, std::size_t n) { HWY_DYNAMIC_DISPATCH(ScaleD)(w, x, out, n); }
+namespace {
+
+const ValueKernelTable& table() {
+  static const ValueKernelTable* const chosen = HWY_DYNAMIC_DISPATCH(Table)();
+  return *chosen;
+}
+
+}  // namespace
+
+void axpy(double w, const float* x, double* sum, std::size_t n) { table().f.axpy(w, x, sum, n); }
+void axpy(double w, const double* x, double* sum, std::size_t n) { table().d.axpy(w, x, sum, n); }
+double dot(const float* x, const float* y, std::size_t n) { return table().f.dot(x, y, n); }
+double dot(const double* x, const double* y, std::size_t n) { return table().d.dot(x, y, n); }
+void scale(double w, const float* x, float* out, std::size_t n) { table().f.scale(w, x, out, n); }
+void scale(double w, const double* x, double* out, std::size_t n) { table().d.scale(w, x, out, n); }
 
 }  // namespace sparcon::simd
 #endif  // HWY_ONCE

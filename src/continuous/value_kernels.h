@@ -19,4 +19,18 @@ double dot(const double* x, const double* y, std::size_t n);
 void scale(double w, const float* x, float* out, std::size_t n);
 void scale(double w, const double* x, double* out, std::size_t n);
 
+/// One target's kernels for one row type, as function pointers (value_kernels.cc fills a
+/// ValueKernelTable per target; the functions above call through the one chosen for the CPU).
+template <class T>
+struct TypedValueKernels {
+  void (*axpy)(double, const T*, double*, std::size_t);
+  double (*dot)(const T*, const T*, std::size_t);
+  void (*scale)(double, const T*, T*, std::size_t);
+};
+
+struct ValueKernelTable {
+  TypedValueKernels<float> f;
+  TypedValueKernels<double> d;
+};
+
 }  // namespace sparcon::simd
