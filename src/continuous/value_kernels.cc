@@ -79,7 +79,7 @@ constexpr TypedValueKernels<T> kTyped = {&Axpy<T>, &Dot<T>, &Scale<T>};
 }  // namespace
 
 // This target's kernels.
-const ValueKernelTable* Table() {
+const ValueKernelTable* ValueTable() {
   static constexpr ValueKernelTable table = {kTyped<float>, kTyped<double>};
   return &table;
 }
@@ -90,12 +90,12 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace sparcon::simd {
 
-HWY_EXPORT(Table);
+HWY_EXPORT(ValueTable);
 
 namespace {
 
 const ValueKernelTable& table() {
-  static const ValueKernelTable* const chosen = HWY_DYNAMIC_DISPATCH(Table)();
+  static const ValueKernelTable* const chosen = HWY_DYNAMIC_DISPATCH(ValueTable)();
   return *chosen;
 }
 

@@ -74,6 +74,19 @@ std::shared_ptr<RidgeCache<Basis>> cached_ridge(const Basis& basis, typename Bas
       .first->second;
 }
 
+// Checks the basis and that values are (B, L, E) for a 1D one or (B, H, W, E) for a 2D one;
+// returns whether the basis is 2D.
+bool check_values_and_basis(const char* fn, const at::Tensor& values, const at::Tensor& centers,
+                            const at::Tensor& widths) {
+  check_basis_shapes(fn, centers, widths);
+  check_floating(values, fn, "values");
+  const bool two = is_2d(centers);
+  TORCH_CHECK_VALUE(values.dim() == (two ? 4 : 3), "sparcon.", fn, ": values must be ",
+                    two ? "(B, H, W, E)" : "(B, L, E)", " for a ", two ? "2D" : "1D",
+                    " basis, got shape ", values.sizes());
+  return two;
+}
+
 // ---- densities ------------------------------------------------------------------------------
 
 // mu and sigma in the compute dtype, contiguous; 2D sigma symmetrised.
@@ -185,12 +198,7 @@ class Attention : public ::torch::autograd::Function<Attention> {
                             const at::Tensor& widths, double lambda, double alpha,
                             const at::Tensor& lengths) {
     const char* fn = "continuous_attention";
-    check_basis_shapes(fn, centers, widths);
-    check_floating(values, fn, "values");
-    const bool two = is_2d(centers);
-    TORCH_CHECK_VALUE(values.dim() == (two ? 4 : 3), "sparcon.", fn, ": values must be ",
-                      two ? "(B, H, W, E)" : "(B, L, E)", " for a ", two ? "2D" : "1D",
-                      " basis, got shape ", values.sizes());
+    const bool two = check_values_and_basis(fn, values, centers, widths);
     const at::ScalarType compute = compute_type(values.scalar_type());
     const Densities d = densities(fn, mu, sigma, two, compute);
     TORCH_CHECK_VALUE(values.size(0) == mu.size(0), "sparcon.", fn, ": values has batch ",
@@ -203,13 +211,12 @@ class Attention : public ::torch::autograd::Function<Attention> {
       core([&] {
         if (two) {
           const auto ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
-          const ImageShape shape{d.batch, static_cast<std::size_t>(values.size(1)),
-                                 static_cast<std::size_t>(values.size(2)), static_cast<std::size_t>(e)};
+          const ImageShape shape = image_shape(values);
           continuous_attention_2d<T>(static_cast<T>(alpha), *ridge, const_span_of<T>(v), shape,
                                      const_span_of<T>(d.mu), const_span_of<T>(d.sigma), span_of<T>(context), threads());
         } else {
           const auto ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
-          const SequenceShape shape{d.batch, static_cast<std::size_t>(values.size(1)), static_cast<std::size_t>(e)};
+          const SequenceShape shape = sequence_shape(values);
           continuous_attention_1d<T>(static_cast<T>(alpha), *ridge, const_span_of<T>(v), shape,
                                      const_span_of<std::int64_t>(lengths), const_span_of<T>(d.mu),
                                      const_span_of<T>(d.sigma), span_of<T>(context), threads());
@@ -234,20 +241,18 @@ class Attention : public ::torch::autograd::Function<Attention> {
     const auto dtypes = ctx->saved_data["dtypes"].toIntVector();
     const at::Tensor dc = grads[0].to(v.scalar_type()).contiguous();
     at::Tensor dv = at::empty_like(v), dmu = at::empty_like(mu), dsigma = at::empty_like(sigma);
-    const std::size_t batch = static_cast<std::size_t>(v.size(0));
-    const auto e = static_cast<std::size_t>(v.size(-1));
     with_type(v.scalar_type(), [&](auto t) {
       using T = decltype(t);
       core([&] {
         if (is_2d(centers)) {
           const auto ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
-          const ImageShape shape{batch, static_cast<std::size_t>(v.size(1)), static_cast<std::size_t>(v.size(2)), e};
+          const ImageShape shape = image_shape(v);
           continuous_attention_2d_backward<T>(static_cast<T>(alpha), *ridge, const_span_of<T>(v), shape,
                                               const_span_of<T>(mu), const_span_of<T>(sigma), const_span_of<T>(dc),
                                               span_of<T>(dv), span_of<T>(dmu), span_of<T>(dsigma), threads());
         } else {
           const auto ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
-          const SequenceShape shape{batch, static_cast<std::size_t>(v.size(1)), e};
+          const SequenceShape shape = sequence_shape(v);
           continuous_attention_1d_backward<T>(static_cast<T>(alpha), *ridge, const_span_of<T>(v), shape,
                                               const_span_of<std::int64_t>(lengths), const_span_of<T>(mu),
                                               const_span_of<T>(sigma), const_span_of<T>(dc), span_of<T>(dv),
@@ -268,12 +273,7 @@ class ValueModel : public ::torch::autograd::Function<ValueModel> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& values, const at::Tensor& centers,
                             const at::Tensor& widths, double lambda, const at::Tensor& lengths) {
     const char* fn = "value_model";
-    check_basis_shapes(fn, centers, widths);
-    check_floating(values, fn, "values");
-    const bool two = is_2d(centers);
-    TORCH_CHECK_VALUE(values.dim() == (two ? 4 : 3), "sparcon.", fn, ": values must be ",
-                      two ? "(B, H, W, E)" : "(B, L, E)", " for a ", two ? "2D" : "1D",
-                      " basis, got shape ", values.sizes());
+    const bool two = check_values_and_basis(fn, values, centers, widths);
     const at::ScalarType compute = compute_type(values.scalar_type());
     const at::Tensor v = values.to(compute).contiguous();
     const std::int64_t b = values.size(0), e = values.size(-1);
