@@ -1,7 +1,6 @@
 // The results files (kit/results_files.h).
 #include "kit/results_files.h"
 
-#include <ctime>
 #include <stdexcept>
 #include <system_error>
 
@@ -17,15 +16,6 @@ void write_results(const std::filesystem::path& dir, const std::string& title, c
   if (ec) throw std::runtime_error("cannot create the results directory " + dir.string() + ": " + ec.message());
   write_atomically(dir / "results.json", results.dump(2) + "\n");
   write_atomically(dir / "results.md", "# " + title + "\n\n" + markdown_list(run_info) + table_markdown);
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &utc);
-  return date;
 }
 
 }  // namespace kit

@@ -14,7 +14,4 @@ namespace kit {
 void write_results(const std::filesystem::path& dir, const std::string& title, const nlohmann::json& results,
                    const nlohmann::json& run_info, const std::string& table_markdown);
 
-/// The current time as "YYYY-MM-DD HH:MM UTC", for the run information of results files.
-std::string utc_now();
-
 }  // namespace kit

@@ -15,7 +15,6 @@ namespace fs = std::filesystem;
 RunDirectory::RunDirectory(fs::path dir, std::string score_name)
     : dir_(std::move(dir)), score_name_(std::move(score_name)) {
   if (dir_.empty()) throw std::invalid_argument("RunDirectory: dir is empty; an output directory is required");
-  fs::create_directories(dir_);
 }
 
 bool RunDirectory::has_state() const { return fs::exists(state_file()); }

@@ -40,7 +40,8 @@ struct RunState {
 
 class RunDirectory {
  public:
-  /// The run directory dir (created if needed); score_name names the dev score in state.json.
+  /// The run directory dir (not created here: TrainingRun creates it, readers need not);
+  /// score_name names the dev score in state.json. Throws std::invalid_argument for an empty dir.
   explicit RunDirectory(std::filesystem::path dir, std::string score_name = "dev_accuracy");
 
   [[nodiscard]] const std::filesystem::path& path() const { return dir_; }

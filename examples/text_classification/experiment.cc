@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "kit/results_files.h"
+#include "kit/run_info.h"
 #include "sparcon/continuous.h"
 
 namespace spam {

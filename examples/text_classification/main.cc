@@ -13,14 +13,9 @@
 #include <sstream>
 
 #include "experiment.h"
+#include "kit/run_info.h"
 
 namespace {
-
-std::string command_line(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) out += (i ? " " : "") + std::string(argv[i]);
-  return out;
-}
 
 spam::Dataset load(const std::string& cache, const spam::DataOptions& options) {
   std::fprintf(stderr, "loading the corpus from %s\n", cache.c_str());
@@ -114,7 +109,7 @@ int main(int argc, char** argv) {
       std::printf("%s\n", p.end >= p.begin + 40 ? " ..." : "");
       return 0;
     }
-    experiment.command = command_line(argc, argv);
+    experiment.command = kit::command_line(argc, argv);
     if (*quick) out = quick_out;
     if (*full) out = full_out;
     experiment.out = out;

@@ -8,6 +8,7 @@
 
 #include "kit/format.h"
 #include "kit/results_files.h"
+#include "kit/run_info.h"
 #include "kit/seed_series.h"
 #include "test_files.h"
 
@@ -51,7 +52,13 @@ TEST_F(ResultsFiles, JsonAndMarkdownWithHeadingAndRunList) {
   EXPECT_EQ(nlohmann::json::parse(sparcon_test::read(dir_ / "out" / "results.json")), results);
   EXPECT_EQ(sparcon_test::read(dir_ / "out" / "results.md"), "# My results\n\n- date: 2026-01-02\n\n| a |\n");
   EXPECT_THAT(sparcon_test::entries(dir_ / "out"), ElementsAre("results.json", "results.md"));
+}
+
+TEST(RunInfo, DateAndCommandLine) {
   EXPECT_THAT(kit::utc_now(), ::testing::MatchesRegex("20[0-9][0-9]-[01][0-9]-[0-3][0-9] [0-2][0-9]:[0-5][0-9] UTC"));
+  const char* argv[] = {"prog", "quick", "--out", "runs/x"};
+  EXPECT_EQ(kit::command_line(4, argv), "prog quick --out runs/x");
+  EXPECT_EQ(kit::command_line(0, argv), "");
 }
 
 }  // namespace
