@@ -13,6 +13,7 @@ packages=(
   libtorch-dev        # LibTorch: the ops and modules of torch/ (layer 2)
   python3-torch       # the Python package (python/sparcon) runs on Debian's torch
   python3-pytest      # its tests
+  python3-pip python3-venv python3-setuptools python3-wheel  # pip install of the package (pyproject.toml)
   nlohmann-json3-dev  # JSON: the corpus files of the text-classification example
   libcli11-dev        # command lines of the examples
   libpng-dev          # PNG images embedded in the reports of the experiment kit (examples/kit)

@@ -49,14 +49,16 @@ import torch as _torch
 
 __version__ = "0.1.0"
 
-_BUILD_HINT = "cmake --preset release && cmake --build --preset release"
+_LIBRARY = "libsparcon_torch.so"
 
 
 def _library_path():
+    """SPARCON_LIBRARY if set, else the library next to this file: where `pip install` puts it
+    (site-packages/sparcon/) and where the CMake build copies it in a checkout (python/sparcon/)."""
     env = _os.environ.get("SPARCON_LIBRARY")
     if env:
         return env
-    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "libsparcon_torch.so")
+    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), _LIBRARY)
 
 
 def _already_loaded():
@@ -67,22 +69,36 @@ def _already_loaded():
         return False
 
 
+def _build_hint():
+    """How to (re)build the library, for this copy of the package."""
+    package = _os.path.dirname(_os.path.abspath(__file__))
+    checkout = _os.path.dirname(_os.path.dirname(package))
+    if _os.path.isfile(_os.path.join(checkout, "pyproject.toml")) and \
+            _os.path.isdir(_os.path.join(checkout, "torch", "src")):  # python/sparcon of a checkout
+        return (f"`cmake --preset release && cmake --build --preset release` in {checkout} (target "
+                f"sparcon_torch writes {_os.path.join(package, _LIBRARY)}), or install the package "
+                f"with `pip install --no-build-isolation {checkout}`")
+    return ("reinstall sparcon from its source tree with "
+            "`pip install --no-build-isolation --force-reinstall <checkout>`")
+
+
 def _load_library():
+    """Registers torch.ops.sparcon.* once per process, from the library of _library_path()."""
     if _already_loaded():
         return
     path = _library_path()
     if not _os.path.isfile(path):
-        source = ("SPARCON_LIBRARY" if _os.environ.get("SPARCON_LIBRARY") else "the default location")
+        source = ("SPARCON_LIBRARY" if _os.environ.get("SPARCON_LIBRARY") else "next to " + __file__)
         raise ImportError(
-            f"sparcon: the compiled library was not found at {path} ({source}). Build it with "
-            f"`{_BUILD_HINT}` (target sparcon_torch, which writes python/sparcon/libsparcon_torch.so), "
-            "or point the environment variable SPARCON_LIBRARY at an existing libsparcon_torch.so.")
+            f"sparcon: the compiled library was not found at {path} ({source}). Build it: "
+            f"{_build_hint()}; or point the environment variable SPARCON_LIBRARY at an existing "
+            f"{_LIBRARY}.")
     try:
         _torch.ops.load_library(path)
     except OSError as exc:
         raise ImportError(
             f"sparcon: could not load {path}: {exc}. It must be built against the installed torch "
-            f"({_torch.__version__}); rebuild with `{_BUILD_HINT}`.") from exc
+            f"({_torch.__version__}, {_os.path.dirname(_torch.__file__)}): {_build_hint()}.") from exc
 
 
 _load_library()
