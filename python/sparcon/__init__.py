@@ -5,11 +5,17 @@ and are registered as ``torch.ops.sparcon.*``; this package is a thin layer over
 the library once, from the environment variable ``SPARCON_LIBRARY`` if set, else from
 ``libsparcon_torch.so`` next to this file.
 
-The public API of the ``entmax`` package is here with the same names, signatures and defaults,
-so ``import sparcon as entmax`` works: the functions, modules and losses, and the names of its
-autograd ``Function`` classes (``SparsemaxFunction.apply(...)`` etc., thin aliases of the
-functions, not subclassable ``torch.autograd.Function`` classes). Where ``entmax`` approximates
-(bisection, ``n_iter``), sparcon computes the exact answer and ignores the accuracy knobs.
+The public API of the ``entmax`` package (1.3) is here with the same names, signatures and
+defaults, so ``import sparcon as entmax`` works: the functions, modules and losses (with
+``return_support_size``), budget_bisect's budget = 0 (P = 0, zero gradient) and budget above the
+row length (P = 1), the names of its autograd ``Function`` classes (``SparsemaxFunction.apply``
+and ``Entmax15Function.apply`` return ``(P, support_size)`` and Entmax15Function's dim defaults
+to 0, as in entmax), and the private helpers ``activations._sparsemax_threshold_and_support`` /
+``_entmax_threshold_and_support`` that entmax's tests import. Errors are ``SparconError``
+(a ValueError and a RuntimeError) or, for a dim out of range, ``SparconIndexError`` (also an
+IndexError): callers of either package catch them. Where ``entmax`` approximates (bisection,
+``n_iter``), sparcon computes the exact answer and ignores the accuracy knobs. Every module
+scripts (``torch.jit.script``), saves and loads, also from C++ (``torch::jit::load``).
 
 Discrete maps (any ``dim``; x of any shape, P the same shape):
     sparsemax, entmax15, sparsemax_bisect, entmax_bisect, normmax_bisect, budget_bisect
@@ -23,25 +29,34 @@ Continuous attention (1D sequences, 2D images):
     default_basis_1d, default_basis_2d,
     ContinuousAttention, ContinuousAttention1D, ContinuousAttention2D
 
-Differences from ``entmax``. On inputs where entmax is inexact, crashes or returns NaN:
+Differences from ``entmax`` that remain. On inputs where entmax is inexact, crashes or returns NaN:
 - exact thresholds: ``n_iter``, ``ensure_sum_one`` and the ``k`` hint are accepted and ignored;
 - ``entmax_bisect`` accepts any alpha > 0; alpha = 1 is computed as softmax (entmax's bisection
   fails there) and the gradient with respect to a tensor alpha at exactly 1 is the limit;
 - entries equal to -inf get probability 0 and contribute 0 to losses (no 0 * inf NaN); a row
-  that is entirely -inf maps to all zeros;
+  that is entirely -inf maps to all zeros (the threshold helpers give tau = +inf, support 0);
 - a tensor ``alpha`` / ``budget`` for normmax_bisect / budget_bisect and a per-row alpha for
   the losses are supported (one op call for all rows), with no gradient to them, as in entmax;
 - the losses also accept a keyword-only ``ignore_index`` (rows with that target get loss 0),
-  and the modules mask any ``ignore_index`` (entmax masks only ignore_index >= 0);
-- bad arguments raise ValueError naming the argument instead of asserting or producing NaN
-  (including a budget above the row length and normmax alpha <= 1, which entmax accepts).
+  and the modules mask any ``ignore_index`` (entmax masks only ignore_index >= 0); the loss
+  functions and SparsemaxLoss / Entmax15Loss also take ``return_support`` (sparcon's former
+  name of ``return_support_size``) as a keyword;
+- bad arguments raise a ValueError naming the argument (a SparconError from the ops) where
+  entmax asserts (AssertionError: a target of the wrong length, a reduction not in its list)
+  or returns NaN or garbage silently: alpha <= 0, normmax alpha <= 1, a negative budget;
+- the ``<Name>Function`` classes are not torch.autograd.Function subclasses: ``apply`` calls the
+  op, which has its own autograd (no forward/backward to subclass or call with a ctx).
 And in general:
-- CPU tensors only: the kernels are C++ (a CUDA tensor raises ValueError);
+- CPU tensors only: the kernels are C++ (a CUDA tensor raises SparconError), so entmax's
+  test_amp.py (CUDA autocast) does not apply;
 - second derivatives (``create_graph=True``): the backward of softmax, sparsemax, entmax15 and
   entmax with a number alpha is differentiable; for normmax, budget and a tensor alpha a
   double backward raises ValueError (entmax builds it from torch operations);
-- ``return_support_size`` / ``return_support`` count the entries with p > 0; entmax15 counts
-  those at or above the threshold, one more per entry that sits exactly on it (p = 0).
+- ``return_support_size`` counts the entries with p > 0; entmax15 counts those at or above the
+  threshold, one more per entry that sits exactly on it (p = 0);
+- a scripted module fixes its return_support_size / reduction / alpha-or-budget kind when it
+  is scripted, takes lengths as a tensor, and (torch 1.13) raises torch.jit.Error with the
+  same message instead of the exception class.
 """
 import os as _os
 
@@ -103,6 +118,7 @@ def _load_library():
 
 _load_library()
 
+from sparcon._errors import SparconError, SparconIndexError  # noqa: E402
 from sparcon.activations import Entmax15, Sparsemax, entmax15, sparsemax  # noqa: E402
 from sparcon.root_finding import (  # noqa: E402
     BudgetBisect,
@@ -154,4 +170,5 @@ __all__ = [
     "value_model", "query_continuous_attention", "disc_cont_attention",
     "default_basis_1d", "default_basis_2d",
     "ContinuousAttention", "ContinuousAttention1D", "ContinuousAttention2D",
+    "SparconError", "SparconIndexError",
 ]

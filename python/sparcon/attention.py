@@ -19,6 +19,7 @@ This module holds the parameters only: the math is the registered ops, shared wi
 module ``sparcon::torch::ContinuousAttention`` (same parameter names, defaults and results).
 """
 import math
+from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -61,7 +62,14 @@ class ContinuousAttention(nn.Module):
     contexts (B, Q, E). ``last_density`` holds the detached (mu, Sigma) of the last call: 1D
     (B[, Q][, K]), 2D (B[, Q][, K], 2) and (B[, Q][, K], 2, 2) (Q with queries, K with heads > 1);
     ``last_weights`` the discrete weights of "disc+cont".
+
+    The module scripts (``torch.jit.script``) in every mode and dimension, with or without
+    queries and heads; the scripted forward takes lengths and queries as tensors (or None).
     """
+
+    __constants__ = ["_two", "_cont", "_queried"]
+    last_density: Optional[Tuple[torch.Tensor, torch.Tensor]]
+    last_weights: Optional[torch.Tensor]
 
     def __init__(self, features, dims=1, alpha=1.0, basis_size=64, sds=(0.1, 0.5), grid_side=10,
                  variance=0.001, basis=None, lam=0.01, mode="cont", heads=1, query_features=None,
@@ -89,6 +97,8 @@ class ContinuousAttention(nn.Module):
         self.features, self.dims, self.alpha, self.lam, self.mode = features, dims, float(alpha), float(lam), mode
         self.heads, self.query_features, self.discrete_alpha = heads, query_features, float(discrete_alpha)
         self.min_scale, self.moment_ridge = float(min_scale), float(moment_ridge)
+        # Constants of a scripted module: which parameters exist and which branch forward takes.
+        self._two, self._cont, self._queried = dims == 2, mode == "cont", query_features is not None
         if basis is not None:
             centers, widths = (torch.as_tensor(b, dtype=torch.float32) for b in basis)
             want = ((1, 1) if dims == 1 else (2, 3))
@@ -122,47 +132,61 @@ class ContinuousAttention(nn.Module):
                 f"basis_size={self.centers.shape[0]}, lam={self.lam}, mode={self.mode!r}, heads={self.heads}, "
                 f"query_features={self.query_features}")
 
-    def forward(self, values, lengths=None, queries=None):
+    def forward(self, values: torch.Tensor, lengths: Optional[torch.Tensor] = None,
+                queries: Optional[torch.Tensor] = None) -> torch.Tensor:
         """values (B, L, E) [lengths (B,)] or (B, H, W, E) [, queries (B, Q, Dq)] -> (B, E) or (B, Q, E)."""
         fn = "sparcon.ContinuousAttention"
-        two = self.dims == 2
+        two = self._two
         if values.dim() != (4 if two else 3) or values.shape[-1] != self.features:
             raise ValueError(f"{fn}: values must be {'(B, H, W, ' if two else '(B, L, '}{self.features}), "
                              f"got {list(values.shape)}")
         if two and lengths is not None:
             raise ValueError(f"{fn}: lengths must be None for 2D (images use every pixel)")
-        queried = self.query_features is not None
-        if queried != (queries is not None):
-            raise ValueError(f"{fn}: queries (B, Q, query_features) are required" if queried
-                             else f"{fn}: queries were given but the module has query_features = None")
-        if queried and (queries.dim() != 3 or queries.shape[0] != values.shape[0]
-                        or queries.shape[2] != self.query_features):
-            raise ValueError(f"{fn}: queries must be (B, Q, {self.query_features}) with B = {values.shape[0]}, "
-                             f"got {list(queries.shape)}")
+        if self._queried:
+            if queries is None:
+                raise ValueError(f"{fn}: queries (B, Q, query_features) are required")
+            if queries.dim() != 3 or queries.shape[0] != values.shape[0] or queries.shape[2] != self.query_features:
+                raise ValueError(f"{fn}: queries must be (B, Q, {self.query_features}) with B = {values.shape[0]}, "
+                                 f"got {list(queries.shape)}")
+        elif queries is not None:
+            raise ValueError(f"{fn}: queries were given but the module has query_features = None")
         if lengths is not None:
-            lengths = torch.as_tensor(lengths, device=values.device).to(torch.int64)
+            if torch.jit.is_scripting():
+                lengths = lengths.to(values.device).to(torch.int64)
+            else:
+                lengths = torch.as_tensor(lengths, device=values.device).to(torch.int64)
         centers, widths = self.centers.to(values.dtype), self.widths.to(values.dtype)
-        if self.mode == "cont":
+        p: Optional[torch.Tensor] = None
+        if self._cont:
             # (B, Q, heads * P): the head on each query, or on the mean value as the one query.
-            raw = self.head(queries) if queried else self.head(_ops.mean_value(values, lengths)).unsqueeze(1)
+            if self._queried:
+                assert queries is not None
+                raw = self.head(queries)
+            else:
+                raw = self.head(_ops.mean_value(values, lengths)).unsqueeze(1)
             mu, Sigma = _ops.density_head(raw, self.dims, self.heads, self.min_scale)
             context = _ops.query_continuous_attention(values, mu, Sigma, centers, widths, self.lam, self.alpha,
                                                       lengths)
-            p = None
         else:
-            s = (_ops.query_scores(self.query(queries), values, self.heads) if queried
-                 else self.scores(values).movedim(-1, 1).unsqueeze(1))  # (B, 1, K, positions)
+            if self._queried:
+                assert queries is not None
+                s = _ops.query_scores(self.query(queries), values, self.heads)
+            else:
+                s = self.scores(values).movedim(-1, 1).unsqueeze(1)  # (B, 1, K, positions)
             context, mu, Sigma, p = _ops.disc_cont_attention(values, s, centers, widths, self.lam, self.alpha,
                                                              self.discrete_alpha, self.moment_ridge, lengths)
         self.last_density = (self._drop(mu.detach(), True), self._drop(Sigma.detach(), True))
-        self.last_weights = None if p is None else self._drop(p.detach(), True)
+        if p is None:
+            self.last_weights = None
+        else:
+            self.last_weights = self._drop(p.detach(), True)
         return self._drop(context, False)
 
-    def _drop(self, t, density):
+    def _drop(self, t: torch.Tensor, density: bool) -> torch.Tensor:
         """(B, Q, K, ...) -> without K for one head, without Q for one density per example."""
         if density and self.heads == 1:
             t = t.squeeze(2)
-        return t if self.query_features is not None else t.squeeze(1)
+        return t if self._queried else t.squeeze(1)
 
 
 class ContinuousAttention1D(ContinuousAttention):

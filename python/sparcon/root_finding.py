@@ -2,37 +2,89 @@
 
 ``entmax`` computes these by a fixed number of bisection steps; sparcon returns the exact
 answer (threshold solved to machine precision), so ``n_iter`` and ``ensure_sum_one`` are accepted
-and ignored. Along ``dim``, for a row x:
+and ignored. Along ``dim``, for a row x of length d:
 
     entmax_bisect:   p = [(alpha - 1) x - tau]_+^(1/(alpha-1)),  sum p = 1   (alpha > 0;
                      alpha = 1 is softmax, alpha < 1 dense)
     sparsemax_bisect: p = [x - tau]_+,  sum p = 1
     normmax_bisect:  p = argmax_{p in simplex} <p, x> - ||p||_alpha   (alpha > 1)
-    budget_bisect:   p = clip(x - tau, 0, 1),  sum p = budget   (0 < budget <= d)
+    budget_bisect:   p = clip(x - tau, 0, 1),  sum p = budget   (0 < budget <= d; as entmax,
+                     budget = 0 gives p = 0 with a zero gradient and a budget above d gives
+                     p = 1, the budget capped at d)
+
+The modules script (``torch.jit.script(EntmaxBisect(alpha=...))``): a number or a tensor
+alpha / budget (an ``nn.Parameter`` included) is resolved when the module is scripted.
 """
 import torch
 import torch.nn as nn
 
+from sparcon import _errors
 from sparcon._function_alias import function_alias
 
 _ops = torch.ops.sparcon
 
 
-def _as_alpha_tensor(alpha, X):
+def _as_alpha_tensor(alpha: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
     if not alpha.is_floating_point():
         alpha = alpha.to(X.dtype)
     return alpha
 
 
-def _per_row(fn, fn_tensor, X, param, dim):
-    """fn(X, float, dim) for a number (or a one-element tensor) ``param``, else
-    fn_tensor(X, tensor, dim) with one value per row (a tensor broadcastable to X with size 1
-    along dim). There is no gradient with respect to the parameter (as in entmax)."""
-    if not isinstance(param, torch.Tensor):
-        return fn(X, float(param), dim)
-    if param.numel() == 1:
-        return fn(X, float(param.reshape(())), dim)
-    return fn_tensor(X, _as_alpha_tensor(param.detach(), X).to(X.device), dim)
+def _entmax_number(X: torch.Tensor, alpha: float, dim: int) -> torch.Tensor:
+    return _ops.entmax(X, alpha, dim)
+
+
+def _entmax_tensor(X: torch.Tensor, alpha: torch.Tensor, dim: int) -> torch.Tensor:
+    """One alpha per row, differentiable (a tensor broadcastable to X with size 1 along dim)."""
+    return _ops.entmax_tensor_alpha(X, _as_alpha_tensor(alpha, X), dim)
+
+
+def _per_row(param: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+    """A per-row parameter without gradient (as in entmax), floating, on X's device."""
+    return _as_alpha_tensor(param.detach(), X).to(X.device)
+
+
+def _normmax_number(X: torch.Tensor, alpha: float, dim: int) -> torch.Tensor:
+    return _ops.normmax(X, alpha, dim)
+
+
+def _normmax_tensor(X: torch.Tensor, alpha: torch.Tensor, dim: int) -> torch.Tensor:
+    if alpha.numel() == 1:
+        return _ops.normmax(X, float(alpha.reshape(())), dim)
+    return _ops.normmax_tensor_alpha(X, _per_row(alpha, X), dim)
+
+
+def _row_length(X: torch.Tensor, dim: int) -> float:
+    """X.shape[dim] as a float, or -1 when dim is out of range (the op then names dim)."""
+    if -X.dim() <= dim < X.dim():
+        return float(X.size(dim))
+    return -1.0
+
+
+def _budget_number(X: torch.Tensor, budget: float, dim: int) -> torch.Tensor:
+    d = _row_length(X, dim)
+    if d >= 1:
+        if budget == 0.0:
+            # entmax's answer: p = 0 with a zero gradient (the op with any valid budget, times 0,
+            # keeps p connected to X; NaN rows stay NaN).
+            return _ops.budget(X, 1.0, dim) * 0.0
+        if budget > d:
+            budget = d  # the cap p = 1 everywhere, as entmax's bisection ends
+    return _ops.budget(X, budget, dim)
+
+
+def _budget_tensor(X: torch.Tensor, budget: torch.Tensor, dim: int) -> torch.Tensor:
+    if budget.numel() == 1:
+        return _budget_number(X, float(budget.reshape(())), dim)
+    b = _per_row(budget, X)
+    d = _row_length(X, dim)
+    if d >= 1:
+        b = torch.where(b > d, torch.full_like(b, d), b)
+        zero = b == 0
+        if bool(zero.any()):
+            P = _ops.budget_tensor(X, torch.where(zero, torch.ones_like(b), b), dim)
+            return torch.where(zero, P * 0.0, P)
+    return _ops.budget_tensor(X, b, dim)
 
 
 def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True):
@@ -62,8 +114,8 @@ def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True):
     P : torch.Tensor, same shape and dtype as X, ``P.sum(dim) == 1``.
     """
     if isinstance(alpha, torch.Tensor):
-        return _ops.entmax_tensor_alpha(X, _as_alpha_tensor(alpha, X), dim)
-    return _ops.entmax(X, float(alpha), dim)
+        return _errors.call(_entmax_tensor, X, alpha, dim)
+    return _errors.call(_entmax_number, X, float(alpha), dim)
 
 
 def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True):
@@ -79,7 +131,7 @@ def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True):
     -------
     P : torch.Tensor, same shape and dtype as X, ``P.sum(dim) == 1``.
     """
-    return _ops.sparsemax(X, dim)
+    return _errors.call(_ops.sparsemax, X, dim)
 
 
 def normmax_bisect(X, alpha=2, dim=-1, n_iter=50):
@@ -101,7 +153,9 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50):
     -------
     P : torch.Tensor, same shape and dtype as X, ``P.sum(dim) == 1``.
     """
-    return _per_row(_ops.normmax, _ops.normmax_tensor_alpha, X, alpha, dim)
+    if isinstance(alpha, torch.Tensor):
+        return _errors.call(_normmax_tensor, X, alpha, dim)
+    return _errors.call(_normmax_number, X, float(alpha), dim)
 
 
 def budget_bisect(X, budget=2, dim=-1, n_iter=50):
@@ -114,16 +168,19 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50):
     Parameters
     ----------
     X : torch.Tensor, any shape.
-    budget : float or torch.Tensor, 0 < budget <= X.shape[dim]; a tensor broadcasts to X with
-        size 1 along ``dim``.
+    budget : float or torch.Tensor, >= 0; a tensor broadcasts to X with size 1 along ``dim``.
+        As in entmax, a budget of 0 gives P = 0 (zero gradient) and a budget above
+        X.shape[dim] is capped there (P = 1).
     dim : int, the dimension along which to project.
     n_iter : int, ignored (sparcon is exact).
 
     Returns
     -------
-    P : torch.Tensor, same shape and dtype as X, ``P.sum(dim) == budget``.
+    P : torch.Tensor, same shape and dtype as X, ``P.sum(dim) == min(budget, X.shape[dim])``.
     """
-    return _per_row(_ops.budget, _ops.budget_tensor, X, budget, dim)
+    if isinstance(budget, torch.Tensor):
+        return _errors.call(_budget_tensor, X, budget, dim)
+    return _errors.call(_budget_number, X, float(budget), dim)
 
 
 class SparsemaxBisect(nn.Module):
@@ -134,7 +191,9 @@ class SparsemaxBisect(nn.Module):
         self.dim = dim
         self.n_iter = n_iter
 
-    def forward(self, X):
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        if torch.jit.is_scripting():
+            return _ops.sparsemax(X, self.dim)
         return sparsemax_bisect(X, dim=self.dim, n_iter=self.n_iter)
 
 
@@ -151,8 +210,13 @@ class EntmaxBisect(nn.Module):
         self.n_iter = n_iter
         self.alpha = alpha
 
-    def forward(self, X):
-        return entmax_bisect(X, alpha=self.alpha, dim=self.dim, n_iter=self.n_iter)
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        if not torch.jit.is_scripting():
+            return entmax_bisect(X, alpha=self.alpha, dim=self.dim, n_iter=self.n_iter)
+        alpha = self.alpha
+        if isinstance(alpha, torch.Tensor):
+            return _entmax_tensor(X, alpha, self.dim)
+        return _entmax_number(X, float(alpha), self.dim)
 
 
 class NormmaxBisect(nn.Module):
@@ -164,8 +228,13 @@ class NormmaxBisect(nn.Module):
         self.n_iter = n_iter
         self.alpha = alpha
 
-    def forward(self, X):
-        return normmax_bisect(X, alpha=self.alpha, dim=self.dim, n_iter=self.n_iter)
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        if not torch.jit.is_scripting():
+            return normmax_bisect(X, alpha=self.alpha, dim=self.dim, n_iter=self.n_iter)
+        alpha = self.alpha
+        if isinstance(alpha, torch.Tensor):
+            return _normmax_tensor(X, alpha, self.dim)
+        return _normmax_number(X, float(alpha), self.dim)
 
 
 class BudgetBisect(nn.Module):
@@ -177,8 +246,13 @@ class BudgetBisect(nn.Module):
         self.n_iter = n_iter
         self.budget = budget
 
-    def forward(self, X):
-        return budget_bisect(X, budget=self.budget, dim=self.dim, n_iter=self.n_iter)
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        if not torch.jit.is_scripting():
+            return budget_bisect(X, budget=self.budget, dim=self.dim, n_iter=self.n_iter)
+        budget = self.budget
+        if isinstance(budget, torch.Tensor):
+            return _budget_tensor(X, budget, self.dim)
+        return _budget_number(X, float(budget), self.dim)
 
 
 EntmaxBisectFunction = function_alias("EntmaxBisectFunction", entmax_bisect, __name__)

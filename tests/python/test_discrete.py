@@ -281,8 +281,8 @@ def test_no_in_place_and_noncontiguous():
     (lambda x: sparcon.entmax_bisect(x, 1.5, dim=5), "dim"),
     (lambda x: sparcon.normmax_bisect(x, alpha=1.0), "alpha"),
     (lambda x: sparcon.normmax_bisect(x, alpha=torch.tensor([[2.0], [0.5], [2.0]])), "alpha"),
-    (lambda x: sparcon.budget_bisect(x, budget=0), "budget"),
-    (lambda x: sparcon.budget_bisect(x, budget=9), "budget"),
+    (lambda x: sparcon.budget_bisect(x, budget=-1), "budget"),
+    (lambda x: sparcon.budget_bisect(x, budget=torch.tensor([[1.0], [-0.5], [2.0]])), "budget"),
     (lambda x: sparcon.budget_bisect(x, budget=torch.ones(4, 1)), "budget"),
 ])
 def test_errors_name_the_argument(call, word):
