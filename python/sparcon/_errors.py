@@ -37,9 +37,3 @@ def call(fn, *args):
     except ValueError as exc:
         raise translate(exc) from None
 
-
-def check_dim(X, dim, fn):
-    """entmax's dim check, done before any work (torch raises IndexError inside entmax)."""
-    n = X.dim()
-    if not -max(n, 1) <= dim < max(n, 1):
-        raise SparconIndexError(f"sparcon.{fn}: dim = {dim} is out of range for X of {n} dimensions")

@@ -3,7 +3,14 @@ continuous_attention}, with an example input, the expected output, output weight
 expected input gradient of (output * w).sum() stored as buffers, for run_scripted.cc to load and
 check from C++ (forward and backward).
 
-Usage: save_scripted.py OUTPUT.pt   (library: $SPARCON_LIBRARY or build/release/torch/)
+With --package DIR it also writes every nn.Module of the sparcon package (tests/torchscript/
+package_cases.py: the maps, the losses, ContinuousAttention in every mode and dimension),
+scripted, one DIR/<case>.pt each, holding its example inputs, the expected outputs, output
+weights w and the expected gradients of sum(output * w) with respect to the floating inputs and
+the parameters as buffers named tsc_* (and the parameter names in the extra file
+case_parameters.txt), for run_scripted.cc to check from C++.
+
+Usage: save_scripted.py OUTPUT.pt [--package DIR]   (library: $SPARCON_LIBRARY or build/release/torch/)
 """
 import os
 import sys
@@ -13,6 +20,7 @@ from torch import nn
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DEFAULT_LIBRARY = os.path.join(REPO, "build", "release", "torch", "libsparcon_torch.so")
+D64 = torch.float64
 
 
 class SparseAttention(nn.Module):
@@ -44,11 +52,50 @@ class SparseAttention(nn.Module):
         return torch.cat([p, q, context], -1)
 
 
+def save_package_modules(directory):
+    """Scripts and saves every case of package_cases.py with its data (see the module docstring)."""
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from package_cases import CASES, run
+
+    os.makedirs(directory, exist_ok=True)
+    for name in sorted(CASES):
+        module, inputs = CASES[name]()
+        outputs, weights, input_grads, param_grads = run(module, inputs)
+        # The data travel as buffers of the module itself (registered before scripting).
+        data = {"tsc_input_is_none": torch.tensor([t is None for t in inputs], dtype=torch.long),
+                "tsc_output_count": torch.tensor(len(outputs), dtype=torch.long)}
+        for i, t in enumerate(inputs):
+            data[f"tsc_input_{i}"] = torch.empty(0, dtype=D64) if t is None else t
+            data[f"tsc_input_grad_{i}"] = input_grads[i]
+        for j, (o, w) in enumerate(zip(outputs, weights)):
+            data[f"tsc_output_{j}"] = o
+            data[f"tsc_output_weight_{j}"] = torch.empty(0, dtype=D64) if w is None else w
+        for k, g in enumerate(param_grads):
+            data[f"tsc_param_grad_{k}"] = g
+        for key, value in data.items():
+            module.register_buffer(key, value.clone())
+        scripted = torch.jit.script(module)
+        got, _, got_in, got_param = run(scripted, inputs, weights)  # scripted == eager, in Python
+        for a, b in zip(got + got_in + got_param, outputs + input_grads + param_grads):
+            assert torch.equal(a, b), f"{name}: the scripted module differs from the eager one"
+        names = "\n".join(n for n, _ in scripted.named_parameters())
+        path = os.path.join(directory, f"{name}.pt")
+        torch.jit.save(scripted, path, _extra_files={"case_parameters.txt": names})
+        print(f"saved {path}: {len(inputs)} inputs, {len(outputs)} outputs, {len(param_grads)} parameters")
+
+
 def main(argv):
+    package_dir = None
+    if len(argv) == 4 and argv[2] == "--package":
+        package_dir = argv[3]
+        argv = argv[:2]
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
     torch.ops.load_library(os.environ.get("SPARCON_LIBRARY", DEFAULT_LIBRARY))
+    if package_dir is not None:
+        save_package_modules(package_dir)
     torch.manual_seed(0)
     batch, length, features = 3, 6, 2
     model = SparseAttention(length, features).double()
