@@ -10,6 +10,8 @@
 
 #include "continuous/value_kernels.h"
 
+#include <atomic>
+
 HWY_BEFORE_NAMESPACE();
 namespace sparcon::simd::HWY_NAMESPACE {
 namespace {
@@ -80,7 +82,7 @@ constexpr TypedValueKernels<T> kTyped = {&Axpy<T>, &Dot<T>, &Scale<T>};
 
 // This target's kernels.
 const ValueKernelTable* ValueTable() {
-  static constexpr ValueKernelTable table = {kTyped<float>, kTyped<double>};
+  static constexpr ValueKernelTable table = {kTyped<float>, kTyped<double>, HWY_TARGET};
   return &table;
 }
 
@@ -94,9 +96,18 @@ HWY_EXPORT(ValueTable);
 
 namespace {
 
-const ValueKernelTable& table() {
-  static const ValueKernelTable* const chosen = HWY_DYNAMIC_DISPATCH(ValueTable)();
-  return *chosen;
+// The chosen table, resolved at the first call (as in simd_kernels.cc).
+std::atomic<const ValueKernelTable*> chosen{nullptr};
+
+HWY_NOINLINE const ValueKernelTable& resolve() {
+  const ValueKernelTable* t = HWY_DYNAMIC_DISPATCH(ValueTable)();
+  chosen.store(t, std::memory_order_relaxed);
+  return *t;
+}
+
+HWY_INLINE const ValueKernelTable& table() {
+  const ValueKernelTable* t = chosen.load(std::memory_order_relaxed);
+  return HWY_LIKELY(t != nullptr) ? *t : resolve();
 }
 
 }  // namespace
@@ -107,6 +118,11 @@ double dot(const float* x, const float* y, std::size_t n) { return table().f.dot
 double dot(const double* x, const double* y, std::size_t n) { return table().d.dot(x, y, n); }
 void scale(double w, const float* x, float* out, std::size_t n) { table().f.scale(w, x, out, n); }
 void scale(double w, const double* x, double* out, std::size_t n) { table().d.scale(w, x, out, n); }
+
+namespace detail {
+std::int64_t reselect_value_kernels() { return resolve().target; }
+std::int64_t value_kernel_target() { return table().target; }
+}  // namespace detail
 
 }  // namespace sparcon::simd
 #endif  // HWY_ONCE

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace sparcon::simd {
 
@@ -31,6 +32,19 @@ struct TypedValueKernels {
 struct ValueKernelTable {
   TypedValueKernels<float> f;
   TypedValueKernels<double> d;
+  std::int64_t target;  ///< the Highway target these kernels were compiled for
 };
+
+namespace detail {
+
+/// The value kernels' counterpart of simd_kernels.h's detail::reselect_kernels (same use, same
+/// cost): after hwy::SetSupportedTargetsForTest(target) and
+/// hwy::GetChosenTarget().Update(hwy::SupportedTargets()), makes every later call run `target`'s
+/// value kernels; returns the target now in use.
+std::int64_t reselect_value_kernels();
+/// The target whose value kernels are in use.
+std::int64_t value_kernel_target();
+
+}  // namespace detail
 
 }  // namespace sparcon::simd

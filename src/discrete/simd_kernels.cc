@@ -1,5 +1,6 @@
 // The SIMD row kernels of simd_kernels-inl.h compiled for every target Highway supports, one
-// table of them per target; the best for the running CPU is chosen once, at the first call.
+// table of them per target; the best for the running CPU is chosen at the first call and kept
+// (detail::reselect_kernels chooses again, for the tests that run every target).
 
 // clang-format off
 #undef HWY_TARGET_INCLUDE
@@ -9,6 +10,8 @@
 // clang-format on
 
 #include "discrete/simd_kernels-inl.h"
+
+#include <atomic>
 
 HWY_BEFORE_NAMESPACE();
 namespace sparcon::simd::HWY_NAMESPACE {
@@ -24,7 +27,7 @@ constexpr TypedKernels<T> kTyped = {&Scan<T>,        &Collect<T>,       &Max<T>,
 
 // This target's kernels.
 const KernelTable* Table() {
-  static constexpr KernelTable table = {kTyped<float>, kTyped<double>, &SumPowers, &MichelotOffset};
+  static constexpr KernelTable table = {kTyped<float>, kTyped<double>, &SumPowers, &MichelotOffset, HWY_TARGET};
   return &table;
 }
 
@@ -38,9 +41,19 @@ HWY_EXPORT(Table);
 
 namespace {
 
-const KernelTable& table() {
-  static const KernelTable* const chosen = HWY_DYNAMIC_DISPATCH(Table)();
-  return *chosen;
+// The chosen table: null until the first call resolves it. The tables are constants, so a
+// relaxed load suffices; two threads resolving at once store the same pointer.
+std::atomic<const KernelTable*> chosen{nullptr};
+
+HWY_NOINLINE const KernelTable& resolve() {
+  const KernelTable* t = HWY_DYNAMIC_DISPATCH(Table)();
+  chosen.store(t, std::memory_order_relaxed);
+  return *t;
+}
+
+HWY_INLINE const KernelTable& table() {
+  const KernelTable* t = chosen.load(std::memory_order_relaxed);
+  return HWY_LIKELY(t != nullptr) ? *t : resolve();
 }
 
 template <class T>
@@ -103,6 +116,11 @@ void Kernels<T>::weighted_center(const T* p, const T* g, T* dx, std::size_t n, c
 
 template struct Kernels<float>;
 template struct Kernels<double>;
+
+namespace detail {
+std::int64_t reselect_kernels() { return resolve().target; }
+std::int64_t kernel_target() { return table().target; }
+}  // namespace detail
 
 }  // namespace sparcon::simd
 #endif  // HWY_ONCE

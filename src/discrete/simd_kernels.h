@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace sparcon::simd {
 
@@ -141,6 +142,24 @@ struct KernelTable {
   TypedKernels<double> double_kernels;
   PowerSums (*power_sums)(const double*, std::size_t, const PowerSumParams&);
   double (*michelot_offset)(const double*, std::size_t, double);
+  std::int64_t target;  ///< the Highway target these kernels were compiled for (HWY_AVX2, ...)
 };
+
+namespace detail {
+
+/// For tests that run the kernels on every target (tests/discrete/simd_targets_test.cc): the
+/// kernels are resolved through Highway's dispatch at the first call and kept in an atomic
+/// pointer, so restricting Highway's targets afterwards changes nothing by itself. A test calls
+///   hwy::SetSupportedTargetsForTest(target); hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+///   sparcon::simd::detail::reselect_kernels();
+/// and every later call (from any thread) runs `target`'s kernels; the same with a mask of 0
+/// returns to the CPU's best. Returns the target now in use. Not for concurrent use with calls
+/// into the library. The calls themselves pay nothing for this: one relaxed load of the pointer,
+/// as before one load behind the function-local static's guard.
+std::int64_t reselect_kernels();
+/// The target whose kernels are in use (resolving them if no call has yet).
+std::int64_t kernel_target();
+
+}  // namespace detail
 
 }  // namespace sparcon::simd

@@ -14,6 +14,7 @@
 #include "attention_reference_2d.h"
 #include "continuous_cases.h"
 #include "test_support.h"
+#include "value_cases.h"
 #include "sparcon/attention.h"
 #include "sparcon/basis.h"
 
@@ -23,31 +24,6 @@ namespace {
 template <class T>
 class ValueModel : public ::testing::Test {};
 TYPED_TEST_SUITE(ValueModel, FloatTypes);
-
-template <class T>
-LD tolerance() {
-  return std::is_same_v<T, float> ? 2e-6L : 1e-13L;
-}
-
-template <class T>
-std::vector<T> random_values(std::size_t count, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> normal;
-  std::vector<T> v(count);
-  for (auto& x : v) x = static_cast<T>(normal(rng));
-  return v;
-}
-
-// max |got - want| / max |want|
-template <class T>
-LD relative_error(const std::vector<T>& got, const std::vector<LD>& want) {
-  LD err = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    err = std::max(err, std::fabs(static_cast<LD>(got[i]) - want[i]));
-    scale = std::max(scale, std::fabs(want[i]));
-  }
-  return err / scale;
-}
 
 TYPED_TEST(ValueModel, GridBasisIsCorrectlyRoundedFromDouble) {
   using T = TypeParam;

@@ -23,24 +23,7 @@ void check_backward(const MapCase& c) {
   for (std::size_t n : {1, 2, 5, 12, 40}) {
     if (!applies(c, n)) continue;
     const sparcon::Rows rows{4, n};
-    std::vector<double> x, p, g;
-    std::vector<std::vector<LD>> fd;
-    std::normal_distribution<double> normal(0.0, 1.0);
-    for (std::size_t r = 0; r < rows.count; ++r) {
-      const std::vector<double> row = row_away_from_kinks(c, n, r % 2 == 0 ? 1.0 : 2.5, rng);
-      const std::vector<LD> xl(row.begin(), row.end());
-      const ref::Result ref = reference_row(c.map, static_cast<LD>(c.parameter), xl);
-      std::vector<LD> gl(n);
-      for (std::size_t i = 0; i < n; ++i) {
-        g.push_back(normal(rng));
-        gl[i] = g.back();
-        p.push_back(static_cast<double>(ref.p[i]));
-      }
-      x.insert(x.end(), row.begin(), row.end());
-      fd.push_back(gradient_by_differences(
-          [&](const std::vector<LD>& y) { return reference_row(c.map, static_cast<LD>(c.parameter), y).p; }, xl, gl,
-          kStep));
-    }
+    const auto [x, p, g, fd] = backward_rows(c, rows, rng, kStep);
     std::vector<double> dx(x.size());
     sparcon::backward<double>(family_of<double>(c), p, g, std::span<double>(dx), rows);
     for (std::size_t r = 0; r < rows.count; ++r) {

@@ -73,6 +73,33 @@ inline std::vector<LD> gradient_by_differences(const std::function<std::vector<L
   return grad;
 }
 
+/// A batch for the backward tests: rows of the map away from its kinks (scale 1 on even rows,
+/// 2.5 on odd ones), the reference p, upstream gradients g ~ N(0, 1), and per row the gradient
+/// of <g, p(x)> by central differences of step `step` of the reference.
+struct BackwardRows {
+  std::vector<double> x, p, g;
+  std::vector<std::vector<LD>> fd;
+};
+inline BackwardRows backward_rows(const MapCase& c, sparcon::Rows rows, std::mt19937_64& rng, LD step) {
+  BackwardRows b;
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (std::size_t r = 0; r < rows.count; ++r) {
+    const std::vector<double> row = row_away_from_kinks(c, rows.length, r % 2 == 0 ? 1.0 : 2.5, rng);
+    const std::vector<LD> xl(row.begin(), row.end());
+    const ref::Result want = reference_row(c.map, static_cast<LD>(c.parameter), xl);
+    std::vector<LD> gl(rows.length);
+    for (std::size_t i = 0; i < rows.length; ++i) {
+      b.g.push_back(normal(rng));
+      gl[i] = b.g.back();
+      b.p.push_back(static_cast<double>(want.p[i]));
+    }
+    b.x.insert(b.x.end(), row.begin(), row.end());
+    b.fd.push_back(gradient_by_differences(
+        [&](const std::vector<LD>& y) { return reference_row(c.map, static_cast<LD>(c.parameter), y).p; }, xl, gl, step));
+  }
+  return b;
+}
+
 /// Relative agreement with an absolute floor: |got - want| <= rel * max|want| + floor.
 inline ::testing::AssertionResult gradients_agree(std::span<const double> got, const std::vector<LD>& want,
                                                   LD rel = 1e-6L, LD floor = 1e-9L) {

@@ -1,0 +1,224 @@
+// The value-side kernels of continuous attention (src/continuous/value_kernels.cc) on every SIMD
+// target Highway compiled in and this CPU supports; the target ends each test's name
+// (SimdTargets/ValueKernels.AxpyDotScale/AVX2, ...). The fixture selects the target as
+// tests/discrete/simd_targets_test.cc does (hwy::SetSupportedTargetsForTest, Update, then
+// sparcon::simd::detail::reselect_value_kernels and, for the disc+cont paths, reselect_kernels)
+// and checks the table in use is that target's. What runs per target, float and double: axpy,
+// dot and scale against long-double loops at every length 0..70 and 1000 from unaligned starts;
+// the value model 1D and 2D (forward and backward) against its definition with a feature count
+// that leaves a tail on every target; continuous attention 1D and 2D (forward and backward) against
+// the same calls on the CPU's best target.
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attention_reference.h"
+#include "attention_reference_2d.h"
+#include "continuous/value_kernels.h"
+#include "continuous_cases.h"
+#include "discrete/simd_kernels.h"
+#include "sparcon/attention.h"
+#include "sparcon/basis.h"
+#include "test_support.h"
+#include "value_cases.h"
+
+namespace sparcon_test {
+namespace {
+
+std::int64_t select_target(std::int64_t target) {
+  hwy::SetSupportedTargetsForTest(target);
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+  sparcon::simd::detail::reselect_kernels();
+  return sparcon::simd::detail::reselect_value_kernels();
+}
+
+class ValueKernels : public ::testing::TestWithParam<std::int64_t> {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(select_target(GetParam()), GetParam())
+        << "the value kernels in use are not " << hwy::TargetName(GetParam()) << "'s";
+    ASSERT_EQ(sparcon::simd::detail::kernel_target(), GetParam());
+  }
+  void TearDown() override { select_target(0); }
+
+ public:
+  /// Runs `call` on the CPU's best target, then returns to this test's.
+  template <class F>
+  void on_best_target(F call) {
+    select_target(0);
+    call();
+    select_target(GetParam());
+  }
+};
+
+TEST_P(ValueKernels, ThisTargetsKernelsAreInUse) {
+  EXPECT_EQ(sparcon::simd::detail::value_kernel_target(), GetParam());
+}
+
+template <class T>
+void check_axpy_dot_scale() {
+  std::vector<std::size_t> lengths(71);
+  for (std::size_t n = 0; n < lengths.size(); ++n) lengths[n] = n;
+  lengths.push_back(1000);
+  for (std::size_t n : lengths) {
+    for (std::size_t offset : {0, 1, 3}) {
+      SCOPED_TRACE("length " + std::to_string(n) + ", offset " + std::to_string(offset));
+      const std::vector<T> x = random_values<T>(n + offset, 100 + static_cast<unsigned>(n));
+      const std::vector<T> y = random_values<T>(n + offset, 200 + static_cast<unsigned>(n));
+      const T* xs = x.data() + offset;
+      const T* ys = y.data() + offset;
+      const double w = -0.7318;
+      // axpy: sum[i] += w x[i], in double (one fused or one separate rounding per entry).
+      std::vector<double> sum = random_values<double>(n + offset, 300);
+      const std::vector<double> before = sum;
+      sparcon::simd::axpy(w, xs, sum.data() + offset, n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const LD want = static_cast<LD>(before[offset + i]) + static_cast<LD>(w) * static_cast<LD>(xs[i]);
+        ASSERT_LE(std::fabs(sum[offset + i] - want), 4e-16L * (1 + std::fabs(want))) << "axpy entry " << i;
+      }
+      for (std::size_t i = 0; i < offset; ++i) ASSERT_EQ(sum[i], before[i]) << "axpy wrote before its row";
+      // dot, accumulated in double.
+      LD want = 0, magnitude = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        want += static_cast<LD>(xs[i]) * static_cast<LD>(ys[i]);
+        magnitude += std::fabs(static_cast<LD>(xs[i]) * static_cast<LD>(ys[i]));
+      }
+      // The bound of any summation order: (n + 1) eps of the sum of magnitudes.
+      EXPECT_LE(std::fabs(sparcon::simd::dot(xs, ys, n) - want), static_cast<LD>(n + 1) * 1.2e-16L * (1 + magnitude))
+          << "dot";
+      // scale: out[i] = w x[i] rounded once to T.
+      std::vector<T> out(n + offset + 1, T(5));
+      sparcon::simd::scale(w, xs, out.data() + offset, n);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(out[offset + i], static_cast<T>(w * static_cast<double>(xs[i]))) << "scale entry " << i;
+      }
+      for (std::size_t i = 0; i < offset; ++i) ASSERT_EQ(out[i], T(5)) << "scale wrote before its row";
+      ASSERT_EQ(out[offset + n], T(5)) << "scale wrote past its row";
+    }
+  }
+}
+
+TEST_P(ValueKernels, AxpyDotScaleFloat) { check_axpy_dot_scale<float>(); }
+TEST_P(ValueKernels, AxpyDotScaleDouble) { check_axpy_dot_scale<double>(); }
+
+// The value model against its definition B_b[j, f] = sum_l G[l, j] H_b[l, f] (long double),
+// forward and backward; 37 features leave a tail on every target.
+template <class T>
+void check_value_model() {
+  const auto basis = custom_basis<T>();
+  const std::size_t n = basis.size(), length = 9, e = 37;
+  const std::vector<std::int64_t> lengths = {9, 4};
+  const sparcon::SequenceShape shape{lengths.size(), length, e};
+  const std::vector<T> values = random_values<T>(shape.batch * length * e, 7);
+  const T lambda = T(0.05);
+  sparcon::RidgeCache1D<T> ridge(basis, lambda);
+  std::vector<T> model(shape.batch * n * e);
+  sparcon::value_model_1d<T>(ridge, values, shape, lengths, model);
+  const std::vector<T> dmodel = random_values<T>(model.size(), 8);
+  std::vector<T> dvalues(values.size());
+  sparcon::value_model_1d_backward<T>(ridge, shape, lengths, dmodel, dvalues);
+  const auto bld = aref::to_ld(basis);
+  std::vector<LD> want(model.size(), 0), dwant(values.size(), 0);
+  for (std::size_t b = 0; b < shape.batch; ++b) {
+    const auto len = static_cast<std::size_t>(lengths[b]);
+    const std::vector<LD> g = aref::ridge(bld, len, lambda);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t f = 0; f < e; ++f)
+        for (std::size_t l = 0; l < len; ++l) {
+          want[(b * n + j) * e + f] += g[l * n + j] * static_cast<LD>(values[(b * length + l) * e + f]);
+          dwant[(b * length + l) * e + f] += g[l * n + j] * static_cast<LD>(dmodel[(b * n + j) * e + f]);
+        }
+  }
+  EXPECT_LE(relative_error(model, want), tolerance<T>()) << "value_model_1d";
+  EXPECT_LE(relative_error(dvalues, dwant), tolerance<T>()) << "value_model_1d_backward";
+
+  const auto basis2 = sparcon::GaussianBasis2D<T>::grid(3, T(0.02));
+  const std::size_t n2 = basis2.size(), pixels = 20;
+  const sparcon::ImageShape shape2{2, 4, 5, e};
+  const std::vector<T> values2 = random_values<T>(shape2.batch * pixels * e, 11);
+  sparcon::RidgeCache2D<T> ridge2(basis2, lambda);
+  std::vector<T> model2(shape2.batch * n2 * e);
+  sparcon::value_model_2d<T>(ridge2, values2, shape2, model2);
+  const std::vector<T> dmodel2 = random_values<T>(model2.size(), 12);
+  std::vector<T> dvalues2(values2.size());
+  sparcon::value_model_2d_backward<T>(ridge2, shape2, dmodel2, dvalues2);
+  const std::vector<LD> g2 = aref2d::ridge(aref2d::to_ld(basis2), {4, 5}, lambda);
+  std::vector<LD> want2(model2.size(), 0), dwant2(values2.size(), 0);
+  for (std::size_t b = 0; b < shape2.batch; ++b)
+    for (std::size_t j = 0; j < n2; ++j)
+      for (std::size_t f = 0; f < e; ++f)
+        for (std::size_t l = 0; l < pixels; ++l) {
+          want2[(b * n2 + j) * e + f] += g2[l * n2 + j] * static_cast<LD>(values2[(b * pixels + l) * e + f]);
+          dwant2[(b * pixels + l) * e + f] += g2[l * n2 + j] * static_cast<LD>(dmodel2[(b * n2 + j) * e + f]);
+        }
+  EXPECT_LE(relative_error(model2, want2), tolerance<T>()) << "value_model_2d";
+  EXPECT_LE(relative_error(dvalues2, dwant2), tolerance<T>()) << "value_model_2d_backward";
+}
+
+TEST_P(ValueKernels, ValueModelFloat) { check_value_model<float>(); }
+TEST_P(ValueKernels, ValueModelDouble) { check_value_model<double>(); }
+
+/// Continuous attention 1D and 2D, forward and backward, at alpha = 1 and 2, on this target and
+/// on the CPU's best: the same to the suite's tolerance (the sums differ only in their order).
+template <class T>
+void check_attention(ValueKernels& fixture) {
+  const std::size_t e = 37;
+  const auto basis = sparcon::GaussianBasis1D<T>::paper(16);
+  sparcon::RidgeCache1D<T> ridge(basis, T(0.01));
+  const std::vector<std::int64_t> lengths = {23, 9};
+  const sparcon::SequenceShape shape{2, 23, e};
+  const std::vector<T> values = random_values<T>(2 * 23 * e, 21), dcontext = random_values<T>(2 * e, 22);
+  const std::vector<T> mu = {T(0.3), T(0.7)}, sigma2 = {T(0.02), T(0.1)};
+  sparcon::RidgeCache2D<T> ridge2(sparcon::GaussianBasis2D<T>::grid(3, T(0.02)), T(0.01));
+  const sparcon::ImageShape shape2{2, 4, 5, e};
+  const std::vector<T> values2 = random_values<T>(2 * 20 * e, 23);
+  const std::vector<T> mu2 = {T(0.4), T(0.5), T(0.6), T(0.3)};
+  const std::vector<T> sigma = {T(0.05), T(0.01), T(0.01), T(0.04), T(0.1), T(0), T(0), T(0.08)};
+  struct Out {
+    std::vector<T> context, dvalues, dmu, dsigma2, context2, dvalues2, dmu2, dsigma;
+  };
+  auto run = [&](T alpha) {
+    Out o{std::vector<T>(2 * e), std::vector<T>(values.size()), std::vector<T>(2), std::vector<T>(2),
+          std::vector<T>(2 * e), std::vector<T>(values2.size()), std::vector<T>(4), std::vector<T>(8)};
+    sparcon::continuous_attention_1d<T>(alpha, ridge, values, shape, lengths, mu, sigma2, o.context);
+    sparcon::continuous_attention_1d_backward<T>(alpha, ridge, values, shape, lengths, mu, sigma2, dcontext, o.dvalues,
+                                                 o.dmu, o.dsigma2);
+    sparcon::continuous_attention_2d<T>(alpha, ridge2, values2, shape2, mu2, sigma, o.context2);
+    sparcon::continuous_attention_2d_backward<T>(alpha, ridge2, values2, shape2, mu2, sigma, dcontext, o.dvalues2,
+                                                 o.dmu2, o.dsigma);
+    return o;
+  };
+  for (const T alpha : {T(1), T(2)}) {
+    SCOPED_TRACE("alpha " + std::to_string(static_cast<double>(alpha)));
+    const Out got = run(alpha);
+    Out best;
+    fixture.on_best_target([&] { best = run(alpha); });
+    const LD tol = 10 * tolerance<T>();
+    EXPECT_LE(relative_error(got.context, best.context), tol) << "1D context";
+    EXPECT_LE(relative_error(got.dvalues, best.dvalues), tol) << "1D dvalues";
+    EXPECT_LE(relative_error(got.dmu, best.dmu), tol) << "1D dmu";
+    EXPECT_LE(relative_error(got.dsigma2, best.dsigma2), tol) << "1D dsigma2";
+    EXPECT_LE(relative_error(got.context2, best.context2), tol) << "2D context";
+    EXPECT_LE(relative_error(got.dvalues2, best.dvalues2), tol) << "2D dvalues";
+    EXPECT_LE(relative_error(got.dmu2, best.dmu2), tol) << "2D dmu";
+    EXPECT_LE(relative_error(got.dsigma, best.dsigma), tol) << "2D dsigma";
+  }
+}
+
+TEST_P(ValueKernels, AttentionMatchesTheBestTargetFloat) { check_attention<float>(*this); }
+TEST_P(ValueKernels, AttentionMatchesTheBestTargetDouble) { check_attention<double>(*this); }
+
+std::string target_name(const ::testing::TestParamInfo<std::int64_t>& info) { return hwy::TargetName(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(SimdTargets, ValueKernels, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
+                         target_name);
+
+}  // namespace
+}  // namespace sparcon_test

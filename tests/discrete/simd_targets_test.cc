@@ -1,0 +1,231 @@
+// The discrete kernels on every SIMD target that Highway compiled into the library and this CPU
+// supports, not only the one dispatch picks: each test runs once per target, and the target ends
+// its name (SimdTargets/DiscreteKernels.ForwardEveryMap/AVX2, .../AVX3, .../SSE4, ...).
+// The fixture restricts Highway to the target (hwy::SetSupportedTargetsForTest, then
+// GetChosenTarget().Update) and re-resolves the library's kernel table
+// (sparcon::simd::detail::reselect_kernels, simd_kernels.h); it checks that the table in use is
+// that target's. What runs per target, float and double: the forward pass of every map and
+// parameter of map_cases.h on random and adversarial rows across vector-tail lengths, long rows
+// (6007 entries, past the 4096 after which the scan tightens its bound; two threads), edge rows
+// (-inf masks, all -inf, NaN and +inf, 1e6 + noise), and the backward of every map (finite
+// differences in double, float against double, long rows against the closed form): every entry
+// of the kernel table. The long-double references are computed once and shared by the targets.
+#include <gtest/gtest.h>
+#include <hwy/targets.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "discrete/simd_kernels.h"
+#include "finite_differences.h"
+#include "map_cases.h"
+#include "random_rows.h"
+#include "sparcon/discrete.h"
+#include "test_support.h"
+
+namespace sparcon_test {
+namespace {
+
+using sparcon::Map;
+
+/// Runs every test of the suite with the library's kernels of the target GetParam().
+class DiscreteKernels : public ::testing::TestWithParam<std::int64_t> {
+ protected:
+  static std::int64_t select(std::int64_t target) {
+    hwy::SetSupportedTargetsForTest(target);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    return sparcon::simd::detail::reselect_kernels();
+  }
+  void SetUp() override {
+    ASSERT_EQ(select(GetParam()), GetParam()) << "the kernels in use are not " << hwy::TargetName(GetParam()) << "'s";
+  }
+  void TearDown() override { select(0); }
+};
+
+/// Row lengths around every vector width (4 to 16 floats, 2 to 8 doubles) and beyond.
+const std::vector<std::size_t> kLengths = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 67};
+
+/// The reference of every row of a batch, computed once and kept for the other targets (it
+/// does not depend on the target, and it is most of the cost).
+template <class T>
+const std::vector<ref::Result>& cached_reference(const MapCase& c, const std::vector<T>& x, sparcon::Rows rows,
+                                                 const std::string& key) {
+  static std::map<std::string, std::vector<ref::Result>> cache;
+  auto [it, inserted] = cache.try_emplace(c.name + "|" + std::to_string(sizeof(T)) + "|" + key);
+  if (inserted) {
+    for (std::size_t r = 0; r < rows.count; ++r)
+      it->second.push_back(reference_row(c.map, static_cast<LD>(static_cast<T>(c.parameter)), promote(row_of(x, rows, r))));
+  }
+  return it->second;
+}
+
+/// sparcon's forward on this target against the (cached) reference, row by row.
+template <class T>
+void expect_matches_reference(const MapCase& c, const std::vector<T>& x, sparcon::Rows rows, const std::string& key,
+                              unsigned threads = 1, const std::vector<std::string>& row_names = {}) {
+  const Forward<T> got = run_forward(family_of<T>(c), x, rows, threads);
+  const std::vector<ref::Result>& want = cached_reference(c, x, rows, key);
+  for (std::size_t r = 0; r < rows.count; ++r) {
+    EXPECT_TRUE(row_matches<T>(row_of(got.p, rows, r), got.tau[r], want[r], c.map != Map::budget))
+        << c.name << ", row " << r << (row_names.empty() ? "" : " (" + row_names[r] + ")") << ", length " << rows.length;
+  }
+}
+
+template <class T>
+void check_forward_every_map() {
+  for (const MapCase& c : all_cases()) {
+    for (std::size_t n : kLengths) {
+      if (!applies(c, n)) continue;
+      for (const Batch& b : standard_batches(n, 777 + n)) {
+        expect_matches_reference<T>(c, to_type<T>(b.x), b.rows, b.name + "|" + std::to_string(n), 1, b.row_names);
+      }
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, ThisTargetsKernelsAreInUse) {
+  EXPECT_EQ(sparcon::simd::detail::kernel_target(), GetParam());
+  EXPECT_STREQ(hwy::TargetName(sparcon::simd::detail::kernel_target()), hwy::TargetName(GetParam()));
+}
+
+TEST_P(DiscreteKernels, ForwardEveryMapFloat) { check_forward_every_map<float>(); }
+TEST_P(DiscreteKernels, ForwardEveryMapDouble) { check_forward_every_map<double>(); }
+
+/// Rows past the 4096 entries after which the scan tightens its bound as it reads, two threads.
+template <class T>
+void check_long_rows() {
+  const sparcon::Rows rows{2, 6007};
+  const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 1.0, 91));
+  for (const MapCase& c : {make_case(Map::softmax, 1), make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5),
+                           make_case(Map::entmax, 1.25), make_case(Map::entmax, 3), make_case(Map::entmax, 0.75),
+                           make_case(Map::normmax, 2), make_case(Map::normmax, 1.5), make_case(Map::budget, 3.5)}) {
+    expect_matches_reference<T>(c, x, rows, "long", 2);
+  }
+}
+
+TEST_P(DiscreteKernels, LongRowsFloat) { check_long_rows<float>(); }
+TEST_P(DiscreteKernels, LongRowsDouble) { check_long_rows<double>(); }
+
+template <class T>
+void check_edge_rows() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::size_t n = 37;
+  // Row 0: some -inf; 1: all -inf; 2: a NaN; 3: a +inf; 4: 1e6 + noise (double only) or noise.
+  const sparcon::Rows rows{5, n};
+  std::vector<T> x = to_type<T>(normal_values(rows.count, n, 1.5, 92));
+  for (std::size_t i : {0, 4, 5, 17, 36}) x[i] = -inf;
+  for (std::size_t i = n; i < 2 * n; ++i) x[i] = -inf;
+  x[2 * n + 20] = std::numeric_limits<T>::quiet_NaN();
+  x[3 * n + 33] = inf;
+  if (std::is_same_v<T, double>) {
+    for (std::size_t i = 4 * n; i < 5 * n; ++i) x[i] += T(1e6);
+  }
+  const std::vector<T> g = to_type<T>(normal_values(rows.count, n, 1.0, 93));
+  for (const MapCase& c : all_cases()) {
+    SCOPED_TRACE(c.name);
+    const Forward<T> out = run_forward(family_of<T>(c), x, rows);
+    for (std::size_t r : {0, 4}) {
+      const ref::Result want =
+          reference_row(c.map, static_cast<LD>(static_cast<T>(c.parameter)), promote(row_of(x, rows, r)));
+      EXPECT_TRUE(row_matches<T>(row_of(out.p, rows, r), out.tau[r], want, c.map != Map::budget)) << "row " << r;
+    }
+    for (std::size_t i : {0, 4, 5, 17, 36}) EXPECT_EQ(out.p[i], T(0)) << "masked entry " << i;
+    for (std::size_t i = n; i < 2 * n; ++i) EXPECT_EQ(out.p[i], T(0)) << "all -inf row, entry " << i - n;
+    EXPECT_EQ(out.tau[1], inf);
+    for (std::size_t i = 2 * n; i < 4 * n; ++i) EXPECT_TRUE(std::isnan(out.p[i])) << "NaN / +inf rows, entry " << i;
+    std::vector<T> dx(x.size(), T(7));
+    sparcon::backward<T>(family_of<T>(c), out.p, g, std::span<T>(dx), rows);
+    for (std::size_t i = n; i < 2 * n; ++i) EXPECT_EQ(dx[i], T(0)) << "all -inf row, gradient entry " << i - n;
+    for (std::size_t i : {0, 4, 5, 17, 36}) EXPECT_EQ(dx[i], T(0)) << "masked entry's gradient " << i;
+  }
+}
+
+TEST_P(DiscreteKernels, EdgeRowsFloat) { check_edge_rows<float>(); }
+TEST_P(DiscreteKernels, EdgeRowsDouble) { check_edge_rows<double>(); }
+
+constexpr LD kStep = 1e-7L;
+
+/// backward() against central differences of the reference (double), and the float backward
+/// against the double one on the same p and g.
+TEST_P(DiscreteKernels, BackwardEveryMap) {
+  std::mt19937_64 rng(2025);
+  for (const MapCase& c : all_cases()) {
+    for (std::size_t n : {1, 3, 8, 9, 17, 33}) {
+      if (!applies(c, n)) continue;
+      const sparcon::Rows rows{2, n};
+      const auto [x, p, g, fd] = backward_rows(c, rows, rng, kStep);
+      std::vector<double> dx(x.size());
+      sparcon::backward<double>(family_of<double>(c), p, g, std::span<double>(dx), rows);
+      for (std::size_t r = 0; r < rows.count; ++r) {
+        EXPECT_TRUE(gradients_agree(row_of(dx, rows, r), fd[r])) << c.name << ", length " << n << ", row " << r;
+      }
+      const std::vector<float> pf(p.begin(), p.end()), gf(g.begin(), g.end());
+      std::vector<float> dxf(x.size());
+      sparcon::backward<float>(family_of<float>(c), pf, gf, std::span<float>(dxf), rows);
+      std::vector<double> pd(pf.begin(), pf.end()), gd(gf.begin(), gf.end()), dxd(x.size());
+      sparcon::backward<double>(family_of<double>(c), pd, gd, std::span<double>(dxd), rows);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        EXPECT_NEAR(dxf[i], dxd[i], 1e-5 * (1 + std::fabs(dxd[i]))) << c.name << " (float), length " << n << ", entry " << i;
+      }
+    }
+  }
+}
+
+/// Long rows: dx = s (g - sum(s g) / sum(s)) in long double, s the map's weights of p.
+template <class T>
+void check_long_backward() {
+  const sparcon::Rows rows{2, 5003};
+  const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 3.0, 94));
+  const std::vector<T> g = to_type<T>(normal_values(rows.count, rows.length, 1.0, 95));
+  for (const MapCase& c : {make_case(Map::softmax, 1), make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5),
+                           make_case(Map::entmax, 1.25), make_case(Map::entmax, 1.75), make_case(Map::budget, 3.5)}) {
+    SCOPED_TRACE(c.name);
+    const Forward<T> out = run_forward(family_of<T>(c), x, rows);
+    std::vector<T> dx(x.size());
+    sparcon::backward<T>(family_of<T>(c), out.p, g, std::span<T>(dx), rows, sparcon::Threads{2});
+    for (std::size_t r = 0; r < rows.count; ++r) {
+      std::vector<LD> s(rows.length);
+      LD sg = 0, ss = 0;
+      for (std::size_t i = 0; i < rows.length; ++i) {
+        const LD pi = out.p[r * rows.length + i];
+        switch (c.map) {
+          case Map::softmax: s[i] = pi; break;
+          case Map::sparsemax: s[i] = pi > 0 ? 1 : 0; break;
+          case Map::entmax15: s[i] = std::sqrt(pi); break;
+          case Map::budget: s[i] = pi > 0 && pi < 1 ? 1 : 0; break;
+          default: {
+            const LD alpha = static_cast<LD>(static_cast<T>(c.parameter));
+            s[i] = pi > 0 ? std::pow(pi, 2 - alpha) : 0;
+          }
+        }
+        sg += s[i] * static_cast<LD>(g[r * rows.length + i]);
+        ss += s[i];
+      }
+      const LD q = ss > 0 ? sg / ss : 0;
+      for (std::size_t i = 0; i < rows.length; ++i) {
+        const LD want = s[i] * (static_cast<LD>(g[r * rows.length + i]) - q);
+        const LD got = dx[r * rows.length + i];
+        ASSERT_LE(std::fabs(got - want), 10 * map_tolerance<T>() * (1 + std::fabs(want)))
+            << "row " << r << ", entry " << i << ": " << static_cast<double>(got) << " vs " << static_cast<double>(want);
+      }
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, LongRowsBackwardFloat) { check_long_backward<float>(); }
+TEST_P(DiscreteKernels, LongRowsBackwardDouble) { check_long_backward<double>(); }
+
+std::string target_name(const ::testing::TestParamInfo<std::int64_t>& info) { return hwy::TargetName(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(SimdTargets, DiscreteKernels, ::testing::ValuesIn(hwy::SupportedAndGeneratedTargets()),
+                         target_name);
+
+}  // namespace
+}  // namespace sparcon_test
