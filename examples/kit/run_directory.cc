@@ -12,6 +12,26 @@
 namespace kit {
 namespace fs = std::filesystem;
 
+namespace {
+
+// The first line of text, at most 200 characters (library messages may carry a stack trace).
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find_first_of("\r\n"));
+  if (line.size() > 200) line = line.substr(0, 197) + "...";
+  return line;
+}
+
+std::string damaged_message(const fs::path& file, const std::string& why) {
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  return file.string() + " is damaged (" + first_line(why) + "): delete the run directory " + dir.string() +
+         " and train again";
+}
+
+}  // namespace
+
+DamagedFile::DamagedFile(const fs::path& file, const std::string& why)
+    : std::runtime_error(damaged_message(file, why)), file_(file) {}
+
 RunDirectory::RunDirectory(fs::path dir, std::string score_name)
     : dir_(std::move(dir)), score_name_(std::move(score_name)) {
   if (dir_.empty()) throw std::invalid_argument("RunDirectory: dir is empty; an output directory is required");
@@ -27,7 +47,7 @@ RunState RunDirectory::read() const {
   try {
     json = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(file.string() + " is not valid JSON (" + e.what() + "): the run directory is damaged");
+    throw DamagedFile(file, std::string("truncated or not JSON: ") + e.what());
   }
   RunState state;
   try {
@@ -39,8 +59,20 @@ RunState RunDirectory::read() const {
     state.best_score = json.at("best_" + score_name_);
     state.checkpoint = json.at("checkpoint");
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(file.string() + " lacks an entry (" + e.what() + "): the run directory is damaged");
+    throw DamagedFile(file, std::string("a missing or malformed entry: ") + e.what());
   }
+  if (!state.options.is_object() || !state.data.is_object())
+    throw DamagedFile(file, "'options' and 'data' must be objects");
+  if (!state.checkpoint.is_object()) throw DamagedFile(file, "'checkpoint' must be an object");
+  for (const auto& [key, name] : state.checkpoint.items()) {
+    // A plain file name inside the directory: nothing else was ever written there.
+    if (!name.is_string() || name.get<std::string>().empty() ||
+        name.get<std::string>().find_first_of("/\\") != std::string::npos || name.get<std::string>()[0] == '.')
+      throw DamagedFile(file, "checkpoint '" + key + "' is not a file name of the run directory");
+  }
+  if (state.best_epoch > state.history.size())
+    throw DamagedFile(file, "best_epoch " + std::to_string(state.best_epoch) + " after the last epoch " +
+                                std::to_string(state.history.size()));
   return state;
 }
 

@@ -17,10 +17,24 @@
 #include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kit {
+
+/// A file of a run directory that is damaged (truncated, overwritten, not what its name says) or
+/// missing though state.json names it. Its message is one line that names the file and says
+/// what to do: "<file> is damaged (<why>): delete the run directory <dir> and train again".
+class DamagedFile : public std::runtime_error {
+ public:
+  /// `why`: what is wrong, e.g. "truncated or not a checkpoint"; only its first line is kept.
+  DamagedFile(const std::filesystem::path& file, const std::string& why);
+  [[nodiscard]] const std::filesystem::path& file() const { return file_; }
+
+ private:
+  std::filesystem::path file_;
+};
 
 /// One finished epoch.
 struct EpochRecord {
@@ -49,8 +63,9 @@ class RunDirectory {
   /// Whether state.json exists (a run was saved here).
   [[nodiscard]] bool has_state() const;
 
-  /// state.json parsed. Throws std::runtime_error naming the file when it cannot be read, is
-  /// not JSON, or lacks an entry ("the run directory is damaged").
+  /// state.json parsed. Throws std::runtime_error naming the file when it cannot be read, and
+  /// DamagedFile when it is not JSON (truncated, overwritten), lacks an entry, or holds one of
+  /// the wrong type (the checkpoint entry: an object of plain file names).
   [[nodiscard]] RunState read() const;
   /// state written atomically as state.json, then every checkpoint file (model-*.pt,
   /// optimizer-*.pt, best-*.pt) that it does not name, and every temporary file (*.tmp.*) that

@@ -1,10 +1,12 @@
 // A training run with checkpoints and exact resume (kit/training_run.h).
 #include "kit/training_run.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "kit/atomic_file.h"
 
@@ -22,19 +24,50 @@ void save_to_file(const Saveable& object, const fs::path& file) {
   write_atomically(file, bytes.str());
 }
 
+// A file that is missing, truncated, overwritten or of another model throws DamagedFile naming
+// it, never torch's own error (whose message carries a stack trace).
 template <class Loadable>
-void load_from_file(Loadable& object, const fs::path& file) {
-  torch::serialize::InputArchive archive;
-  archive.load_from(file.string());
-  object.load(archive);
+void load_from_file(Loadable& object, const fs::path& file, const char* what) {
+  std::error_code error;
+  if (!fs::is_regular_file(file, error)) throw DamagedFile(file, std::string("missing: no ") + what + " checkpoint");
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(file.string());
+    object.load(archive);
+  } catch (const c10::Error& e) {
+    throw DamagedFile(file, std::string("truncated or not a ") + what + " checkpoint of this run: " +
+                                e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw DamagedFile(file, std::string("truncated or not a ") + what + " checkpoint of this run: " + e.what());
+  }
 }
 
 }  // namespace
 
 void save_checkpoint(const torch::nn::Module& module, const fs::path& file) { save_to_file(module, file); }
 void save_checkpoint(const torch::optim::Optimizer& optimizer, const fs::path& file) { save_to_file(optimizer, file); }
-void load_checkpoint(torch::nn::Module& module, const fs::path& file) { load_from_file(module, file); }
-void load_checkpoint(torch::optim::Optimizer& optimizer, const fs::path& file) { load_from_file(optimizer, file); }
+void load_checkpoint(torch::nn::Module& module, const fs::path& file) {
+  // torch resizes a parameter to whatever the archive holds: a checkpoint of a model of other
+  // sizes would load without a word. Every parameter and buffer must keep its shape.
+  auto shapes = [&] {
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
+    for (const auto& item : module.named_parameters()) out.emplace_back(item.key(), item.value().sizes().vec());
+    for (const auto& item : module.named_buffers()) out.emplace_back(item.key(), item.value().sizes().vec());
+    return out;
+  };
+  const auto before = shapes();
+  load_from_file(module, file, "model");
+  const auto after = shapes();
+  for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
+    if (before[i] != after[i])
+      throw DamagedFile(file, "a checkpoint of another model: " + after[i].first + " has shape " +
+                                  c10::str(c10::IntArrayRef(after[i].second)) + ", this model's is " +
+                                  c10::str(c10::IntArrayRef(before[i].second)));
+  }
+}
+void load_checkpoint(torch::optim::Optimizer& optimizer, const fs::path& file) {
+  load_from_file(optimizer, file, "optimizer");
+}
 
 TrainingRun::TrainingRun(RunOptions options, torch::nn::Module& model, torch::optim::Optimizer& optimizer)
     : options_(std::move(options)), directory_(options_.dir, options_.score_name) {

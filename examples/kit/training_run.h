@@ -31,6 +31,8 @@ namespace kit {
 void save_checkpoint(const torch::nn::Module& module, const std::filesystem::path& file);
 void save_checkpoint(const torch::optim::Optimizer& optimizer, const std::filesystem::path& file);
 /// Loads what save_checkpoint (or torch::save) wrote into an object of the same structure.
+/// Throws DamagedFile (run_directory.h: one line naming the file) when the file is missing,
+/// truncated, corrupted or of another structure.
 void load_checkpoint(torch::nn::Module& module, const std::filesystem::path& file);
 void load_checkpoint(torch::optim::Optimizer& optimizer, const std::filesystem::path& file);
 

@@ -1,5 +1,6 @@
 // kit/run_directory.h: state.json round trip, the resume checks' messages, stale checkpoint
-// removal and a damaged directory named.
+// removal and a damaged directory named: every truncation and corruption of state.json is
+// kit::DamagedFile, one line naming the file.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 
 #include "kit/fingerprint.h"
 #include "kit/run_directory.h"
+#include "damaged_files.h"
 #include "test_files.h"
 
 namespace {
@@ -92,6 +94,30 @@ TEST_F(RunDirectoryTest, ADamagedStateNamesTheFile) {
   }
   std::ofstream(dir_ / "state.json", std::ios::trunc) << R"({"options": {}})";
   EXPECT_THROW((void)dir.read(), std::runtime_error);
+}
+
+TEST_F(RunDirectoryTest, EveryDamageOfStateJsonIsOneLineNamingIt) {
+  const kit::RunDirectory dir(dir_);
+  dir.write(two_epochs());
+  const std::filesystem::path file = dir.state_file();
+  const std::string good = sparcon_test::read(file);
+  for (const sparcon_test::Damage& damage : sparcon_test::damages(good)) {
+    if (damage.remove) continue;  // no state.json: no run (has_state), tested above
+    sparcon_test::apply(damage, file);
+    EXPECT_TRUE(sparcon_test::reports_damaged([&] { (void)dir.read(); }, file)) << damage.name;
+  }
+  // Valid JSON with entries of the wrong kind.
+  for (const char* bad : {R"("options": 3)", R"("checkpoint": ["model-2.pt"])", R"("checkpoint": {"model": 7})",
+                          R"("checkpoint": {"model": "../../etc/passwd"})", R"("best_epoch": 9)",
+                          R"("history": [{"epoch": "one"}])", R"("best_dev_accuracy": null)"}) {
+    nlohmann::json json = nlohmann::json::parse(good);
+    const nlohmann::json patch = nlohmann::json::parse(std::string("{") + bad + "}");
+    for (const auto& [key, value] : patch.items()) json[key] = value;
+    sparcon_test::restore(file, json.dump(2));
+    EXPECT_TRUE(sparcon_test::reports_damaged([&] { (void)dir.read(); }, file)) << bad;
+  }
+  sparcon_test::restore(file, good);
+  EXPECT_EQ(dir.read().history.size(), 2u);
 }
 
 TEST(Fingerprint, Fnv1aOfKnownStringsAndIncremental) {

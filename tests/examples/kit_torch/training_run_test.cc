@@ -1,6 +1,7 @@
 // kit/training_run.h on a model of its own (a linear regression trained by Adam): an
 // interrupted run resumed is bit for bit the uninterrupted one, the best epoch's weights come
-// back, an existing run is never overwritten and other options are refused.
+// back, an existing run is never overwritten and other options are refused; every damage of a
+// checkpoint (truncated, overwritten, of another model, missing) is kit::DamagedFile naming it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 
 #include "kit/training_run.h"
+#include "damaged_files.h"
 #include "test_files.h"
 
 namespace {
@@ -107,6 +109,61 @@ TEST_F(TrainingRunTest, AnExistingRunIsNeverOverwrittenAndOtherOptionsAreRefused
   }
   Regression more;
   EXPECT_EQ(run(dir_, 3, true, more).history.size(), 3u);  // more epochs are allowed
+}
+
+// Resume loads model-E.pt and optimizer-E.pt; load_best loads best-K.pt. Each damaged in
+// every way of damages() (and replaced by a checkpoint of another structure) is reported as
+// one line naming it; with the file restored the run resumes.
+TEST_F(TrainingRunTest, EveryDamagedCheckpointIsOneLineNamingIt) {
+  Regression r;
+  const kit::RunState state = run(dir_, 2, false, r);
+  const kit::RunDirectory directory(dir_);
+  for (const std::string key : {"model", "optimizer", "best"}) {
+    const std::filesystem::path file = directory.checkpoint_file(state, key);
+    const std::string good = sparcon_test::read(file);
+    std::vector<sparcon_test::Damage> damages = sparcon_test::damages(good);
+    // A checkpoint of something else: the optimiser's state in the model's file and back, a
+    // model of another size.
+    {
+      torch::nn::Linear wider(5, 2);
+      const std::filesystem::path other = dir_ / "other.tmp.pt";
+      if (key == "optimizer") {
+        kit::save_checkpoint(*wider, other);
+      } else {
+        kit::save_checkpoint(*r.optimiser, other);
+        damages.push_back({"the optimiser's checkpoint", sparcon_test::read(other)});
+        kit::save_checkpoint(*wider, other);
+      }
+      damages.push_back({"a checkpoint of another model", sparcon_test::read(other)});
+      std::filesystem::remove(other);
+    }
+    for (const sparcon_test::Damage& damage : damages) {
+      sparcon_test::apply(damage, file);
+      Regression fresh;
+      const auto call = [&] {
+        if (key == "best") {
+          kit::TrainingRun training({dir_, {{"lr", 0.05}, {"epochs", 2}}, {{"rows", 64}}, {"epochs"}, true, "regression"},
+                                    *fresh.model, *fresh.optimiser);
+          training.load_best(*fresh.model);
+        } else {
+          run(dir_, 2, true, fresh);
+        }
+      };
+      if (damage.name == "middle bytes overwritten") {
+        // Bytes inside a stored tensor may go unnoticed; nothing may crash, and an error names the file.
+        try {
+          call();
+        } catch (const kit::DamagedFile& e) {
+          EXPECT_EQ(e.file(), file) << e.what();
+        }
+        continue;
+      }
+      EXPECT_TRUE(sparcon_test::reports_damaged(call, file)) << key << ": " << damage.name;
+    }
+    sparcon_test::restore(file, good);
+  }
+  Regression resumed;
+  EXPECT_EQ(run(dir_, 3, true, resumed).history.size(), 3u);
 }
 
 }  // namespace
