@@ -35,10 +35,10 @@ void load_from_file(Loadable& object, const fs::path& file, const char* what) {
     archive.load_from(file.string());
     object.load(archive);
   } catch (const c10::Error& e) {
-    throw DamagedFile(file, std::string("truncated or not a ") + what + " checkpoint of this run: " +
+    throw DamagedFile(file, std::string("truncated, corrupted or not this run's ") + what + " checkpoint: " +
                                 e.what_without_backtrace());
   } catch (const std::exception& e) {
-    throw DamagedFile(file, std::string("truncated or not a ") + what + " checkpoint of this run: " + e.what());
+    throw DamagedFile(file, std::string("truncated, corrupted or not this run's ") + what + " checkpoint: " + e.what());
   }
 }
 

@@ -46,19 +46,23 @@ Dataset prepare_data(std::vector<Message> messages, const DataOptions& options) 
   return d;
 }
 
-nlohmann::json data_fingerprint(const Dataset& data, std::size_t max_length) {
-  // FNV-1a of the vocabulary, one token per line, from the basis the first version of this
-  // program used (one digit short of the standard 14695981039346656037): the runs on disk keep
-  // their fingerprint, so that --resume and the reuse of finished runs keep working.
+std::uint64_t vocabulary_fnv1a(const std::vector<std::string>& tokens) {
+  // From the basis the first version of this program used (one digit short of the standard
+  // 14695981039346656037): the runs on disk keep their fingerprint, so that --resume and the
+  // reuse of finished runs keep working.
   kit::Fnv1a hash(1469598103934665603ull);
-  for (const auto& token : data.vocabulary.tokens()) hash.add(token).add("\n");
+  for (const auto& token : tokens) hash.add(token).add("\n");
+  return hash.value();
+}
+
+nlohmann::json data_fingerprint(const Dataset& data, std::size_t max_length) {
   return {{"max_length", max_length},
           {"documents", data.labels.size()},
           {"train_documents", data.split.train.size()},
           {"dev_documents", data.split.dev.size()},
           {"test_documents", data.split.test.size()},
           {"vocabulary", data.vocabulary.size()},
-          {"vocabulary_fnv1a", hash.value()}};
+          {"vocabulary_fnv1a", vocabulary_fnv1a(data.vocabulary.tokens())}};
 }
 
 }  // namespace spam

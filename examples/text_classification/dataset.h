@@ -41,10 +41,13 @@ struct Dataset {
 /// rest (stratified, seeded) and builds the vocabulary from the training split.
 Dataset prepare_data(std::vector<Message> messages, const DataOptions& options);
 
+/// FNV-1a of a vocabulary, one token per line (the bytes of a run's vocabulary.txt), from the
+/// offset basis 1469598103934665603 of the first version (see dataset.cc).
+std::uint64_t vocabulary_fnv1a(const std::vector<std::string>& tokens);
+
 /// What a run was trained on, stored in its state.json: a resumed run must see the same data.
 /// {"max_length", "documents", "train_documents", "dev_documents", "test_documents",
-/// "vocabulary" (size), "vocabulary_fnv1a" (FNV-1a of the tokens, one per line, from the
-/// offset basis 1469598103934665603 of the first version: see dataset.cc)}.
+/// "vocabulary" (size), "vocabulary_fnv1a" (vocabulary_fnv1a of the tokens)}.
 nlohmann::json data_fingerprint(const Dataset& data, std::size_t max_length);
 
 }  // namespace spam

@@ -150,7 +150,10 @@ int main(int argc, char** argv) {
     const auto results = spam::run_experiment(data, experiment);
     std::printf("\n%s\nresults: %s/results.md and results.json\nreport:  %s/report.html\n",
                 spam::results_table_markdown(results).c_str(), out.c_str(), out.c_str());
-  } catch (const std::exception& e) {
+  } catch (const c10::Error& e) {  // any other torch error: its message without the stack trace
+    std::fprintf(stderr, "text_classification: %s\n", e.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& e) {  // a damaged run directory: kit::DamagedFile, one line
     std::fprintf(stderr, "text_classification: %s\n", e.what());
     return 1;
   }

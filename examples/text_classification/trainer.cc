@@ -194,25 +194,42 @@ TrainResult train(const Dataset& data, const TrainOptions& options) {
 
 LoadedModel load_best(const fs::path& out) {
   const kit::RunDirectory directory(out);
-  if (!directory.has_state() || !fs::exists(out / "vocabulary.txt"))
-    throw std::runtime_error("no trained model in " + out.string() + " (state.json and vocabulary.txt)");
-  const kit::RunState state = directory.read();
+  if (!directory.has_state())
+    throw std::runtime_error("no trained model in " + out.string() + " (no state.json): train one first");
+  const kit::RunState state = directory.read();  // kit::DamagedFile when state.json is damaged
   const fs::path best = directory.checkpoint_file(state, "best");
+  // vocabulary.txt must be the vocabulary the run was trained on (its size and hash are in
+  // state.json): a truncated one would give a model of another size, or wrong token ids.
+  const fs::path vocabulary_file = out / "vocabulary.txt";
+  if (!fs::is_regular_file(vocabulary_file)) throw kit::DamagedFile(vocabulary_file, "missing: the run's vocabulary");
   std::vector<std::string> tokens;
-  std::ifstream vocabulary(out / "vocabulary.txt");
+  std::ifstream vocabulary(vocabulary_file);
+  if (!vocabulary) throw std::runtime_error("cannot read " + vocabulary_file.string());
   for (std::string line; std::getline(vocabulary, line);) tokens.push_back(line);
+  const auto recorded_size = state.data.find("vocabulary");
+  const auto recorded_hash = state.data.find("vocabulary_fnv1a");
+  if (tokens.empty() ||
+      (recorded_size != state.data.end() && *recorded_size != tokens.size()) ||
+      (recorded_hash != state.data.end() && *recorded_hash != vocabulary_fnv1a(tokens)))
+    throw kit::DamagedFile(vocabulary_file, std::to_string(tokens.size()) + " tokens, not the vocabulary of " +
+                                                directory.state_file().string() +
+                                                (recorded_size == state.data.end() ? std::string()
+                                                                                   : " (" + recorded_size->dump() + " tokens)"));
   LoadedModel loaded;
   loaded.vocabulary = Vocabulary(std::move(tokens));
   try {
     loaded.max_length = state.data.at("max_length");  // what the run was trained on
     const auto& o = state.options;
-    loaded.model = Classifier(ClassifierOptions{static_cast<std::int64_t>(loaded.vocabulary.size()),
-                                                o.at("embedding"), o.at("hidden"), parse_variant(o.at("variant"))});
+    const std::int64_t embedding = o.at("embedding"), hidden = o.at("hidden");
+    if (loaded.max_length == 0 || embedding <= 0 || hidden <= 0) throw std::invalid_argument("sizes must be positive");
+    loaded.model = Classifier(ClassifierOptions{static_cast<std::int64_t>(loaded.vocabulary.size()), embedding, hidden,
+                                                parse_variant(o.at("variant"))});
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(directory.state_file().string() + " lacks an entry (" + e.what() +
-                             "): the run directory is damaged");
+    throw kit::DamagedFile(directory.state_file(), std::string("a missing or malformed entry: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw kit::DamagedFile(directory.state_file(), std::string("a malformed option: ") + e.what());
   }
-  kit::load_checkpoint(*loaded.model, best);
+  kit::load_checkpoint(*loaded.model, best);  // kit::DamagedFile when the checkpoint is damaged
   loaded.model->eval();
   return loaded;
 }

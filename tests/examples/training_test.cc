@@ -1,16 +1,20 @@
 // The training side of the text-classification experiment on a small synthetic corpus made
 // here: every attention variant learns, checkpoints round-trip, --resume continues an
-// interrupted run exactly, and an experiment writes its results and a report.
+// interrupted run exactly, an experiment writes its results and a report, and every damaged
+// file of a run directory (state.json, vocabulary.txt, the checkpoints) is reported by predict
+// (load_best) and train --resume as one line naming it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include "damaged_files.h"
 #include "experiment.h"
 #include "trainer.h"
 
@@ -98,6 +102,72 @@ TEST_F(Training, CheckpointRoundTripGivesIdenticalPredictions) {
   EXPECT_LE(p.begin, p.end);
   EXPECT_LT(p.end, p.tokens.size());
   EXPECT_THROW(spam::load_best(root_ / "nothing"), std::runtime_error);
+}
+
+// What predict reads (load_best: state.json, vocabulary.txt, best-K.pt) and what train --resume
+// reads (state.json, model-E.pt, optimizer-E.pt), each damaged in every way of damages().
+TEST_F(Training, EveryDamagedFileOfARunIsOneLineNamingIt) {
+  const spam::Dataset data = fixture();
+  const auto trained = spam::train(data, small("sparsemax", root_, 2));
+  auto resume = small("sparsemax", root_, 2);  // resumes, trains nothing, tests the best epoch: writes nothing
+  resume.resume = true;
+  const auto predict = [&] { (void)spam::load_best(root_); };
+  const auto train_resume = [&] { (void)spam::train(data, resume); };
+  const std::string best = "best-" + std::to_string(trained.best_epoch) + ".pt";
+  struct Case {
+    std::string name;
+    bool resume;  // train --resume, else predict
+  };
+  for (const auto& [name, resumes] : std::vector<Case>{{"state.json", false}, {"vocabulary.txt", false}, {best, false},
+                                                      {"state.json", true}, {"model-2.pt", true}, {"optimizer-2.pt", true}}) {
+    const std::function<void()> call = resumes ? std::function<void()>(train_resume) : std::function<void()>(predict);
+    const fs::path file = root_ / name;
+    const std::string good = sparcon_test::read(file);
+    for (const sparcon_test::Damage& damage : sparcon_test::damages(good)) {
+      // Without state.json there is no run: predict says so, and --resume starts one (as after
+      // an interruption during the first epoch), tested elsewhere.
+      if (damage.remove && name == "state.json") {
+        if (!resumes) {
+          sparcon_test::apply(damage, file);
+          EXPECT_THROW(call(), std::runtime_error);
+          sparcon_test::restore(file, good);
+        }
+        continue;
+      }
+      sparcon_test::apply(damage, file);
+      if (damage.name == "last byte missing" && name == "vocabulary.txt") {  // only its final newline: the same tokens
+        EXPECT_NO_THROW(call());
+        sparcon_test::restore(file, good);
+        continue;
+      }
+      if (damage.name == "middle bytes overwritten" && name != "state.json" && name != "vocabulary.txt") {
+        try {  // bytes inside a stored tensor may go unnoticed; an error names the file
+          call();
+        } catch (const kit::DamagedFile& e) {
+          EXPECT_EQ(e.file(), file) << e.what();
+        }
+        sparcon_test::restore(file, good);
+        continue;
+      }
+      EXPECT_TRUE(sparcon_test::reports_damaged(call, file)) << name << ": " << damage.name;
+      sparcon_test::restore(file, good);
+    }
+  }
+  // One token dropped from the vocabulary, or two swapped: another vocabulary than the run's.
+  const std::string vocabulary = sparcon_test::read(root_ / "vocabulary.txt");
+  std::string swapped = vocabulary;
+  const auto first_end = swapped.find('\n'), second_end = swapped.find('\n', first_end + 1);
+  swapped = swapped.substr(first_end + 1, second_end - first_end) + swapped.substr(0, first_end + 1) +
+            swapped.substr(second_end + 1);
+  for (const std::string& bad : {vocabulary.substr(vocabulary.find('\n') + 1), swapped}) {
+    sparcon_test::restore(root_ / "vocabulary.txt", bad);
+    EXPECT_TRUE(sparcon_test::reports_damaged(predict, root_ / "vocabulary.txt"));
+  }
+  sparcon_test::restore(root_ / "vocabulary.txt", vocabulary);
+  // Restored, the run predicts and resumes.
+  EXPECT_NO_THROW(predict());
+  resume.epochs = 3;
+  EXPECT_EQ(spam::train(data, resume).history.size(), 3u);
 }
 
 TEST_F(Training, ResumeContinuesAnInterruptedRunExactly) {
