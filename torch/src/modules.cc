@@ -117,7 +117,7 @@ at::Tensor ContinuousAttentionImpl::forward(const at::Tensor& values, const at::
                       ", got ", queries.sizes());
   const c10::optional<at::Tensor> lens = lengths.defined() ? c10::optional<at::Tensor>(lengths) : c10::nullopt;
   const at::Tensor c = centers.to(values.scalar_type()), w = widths.to(values.scalar_type());
-  at::Tensor context, mu, sigma;
+  at::Tensor context, mu, sigma, p;  // p: the discrete weights of disc+cont
   if (options.mode() == "cont") {
     // (B, Q, heads * P): the head on each query, or on the mean value as the one query.
     const at::Tensor raw = queried ? head(queries) : head(mean_value(values, lens)).unsqueeze(1);
@@ -126,10 +126,8 @@ at::Tensor ContinuousAttentionImpl::forward(const at::Tensor& values, const at::
   } else {
     const at::Tensor s = queried ? query_scores(query(queries), values, options.heads())
                                  : scores(values).movedim(-1, 1).unsqueeze(1);  // (B, 1, K, positions)
-    at::Tensor p;
     std::tie(context, mu, sigma, p) = disc_cont_attention(values, s, c, w, options.lambda(), options.alpha(),
                                                           options.discrete_alpha(), options.moment_ridge(), lens);
-    last_weights_ = p.detach();
   }
   // (B, Q, K, ...) -> without K for one head, without Q for one density per example.
   auto drop = [&](at::Tensor t, bool density) {
@@ -138,7 +136,7 @@ at::Tensor ContinuousAttentionImpl::forward(const at::Tensor& values, const at::
   };
   last_mu_ = drop(mu.detach(), true);
   last_sigma_ = drop(sigma.detach(), true);
-  if (last_weights_.defined() && options.mode() == "disc+cont") last_weights_ = drop(last_weights_, true);
+  last_weights_ = p.defined() ? drop(p.detach(), true) : at::Tensor();
   return drop(context, false);
 }
 
