@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the Release suite, then the same suite under AddressSanitizer
-# and UndefinedBehaviorSanitizer (preset "sanitize"), then the pip path. Run scripts/setup.sh first.
+# Builds and runs every test: the Release suite, its torch-layer tests (label "torch": the C++
+# torch tests, TorchScript, the Python suite) a second time with SPARCON_BACKEND=generic (the
+# device-generic ATen kernels on CPU tensors), then the suite under AddressSanitizer and
+# UndefinedBehaviorSanitizer (preset "sanitize"), then the pip path. Run scripts/setup.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -11,6 +13,10 @@ for preset in release sanitize; do
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
   ctest --preset "$preset" -j "$jobs"
+  if [ "$preset" = release ]; then
+    echo "==> release: the torch-layer tests again on the device-generic kernels (SPARCON_BACKEND=generic)"
+    SPARCON_BACKEND=generic ctest --preset release -L torch -j "$jobs"
+  fi
 done
 
 # The pip path (pyproject.toml, setup.py): a fresh venv over Debian's torch, this checkout

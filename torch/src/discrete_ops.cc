@@ -4,6 +4,8 @@
 
 #include <limits>
 
+#include "backend.h"
+#include "generic/discrete_generic.h"
 #include "map_family.h"
 #include "sparcon/discrete.h"
 #include "sparcon/torch/ops.h"
@@ -28,7 +30,7 @@ at::Tensor alpha_rows(const at::Tensor& alpha, const at::Tensor& x, const RowVie
     TORCH_CHECK_VALUE(false, "sparcon.", fn, ": ", name, " of shape ", alpha.sizes(), " must broadcast to ",
                       at::IntArrayRef(shape), " (the shape of x with size 1 along dim)");
   }
-  return expanded.movedim(view.dim, -1).to(view.rows.scalar_type()).contiguous();
+  return expanded.movedim(view.dim, -1).to(view.rows.device(), view.rows.scalar_type()).contiguous();
 }
 
 // p = map(x) along dim, in the row layout of `view`; per_row holds the per-row alpha of a
@@ -41,10 +43,19 @@ struct MapRows {
 MapRows map_rows(const at::Tensor& x, const at::Tensor& alpha, std::int64_t map, double parameter,
                  std::int64_t dim) {
   const char* fn = map_name(static_cast<Map>(map));
-  MapRows out{to_rows(x, dim, fn), {}, {}};
+  const bool generic = use_generic(x);
+  MapRows out{to_rows(x, dim, fn, "x", generic), {}, {}};
   const bool tensor_alpha = alpha.defined() && alpha.numel() > 0;
   if (tensor_alpha)
     out.per_row = alpha_rows(alpha, x, out.view, fn, static_cast<Map>(map) == Map::budget ? "budget" : "alpha");
+  if (generic) {
+    const generic::Parameter param{parameter, out.per_row};
+    generic::check_parameter(fn, "forward", static_cast<Map>(map), param,
+                             static_cast<std::int64_t>(out.view.shape.count),
+                             static_cast<std::int64_t>(out.view.shape.length));
+    out.p = generic::forward(static_cast<Map>(map), param, out.view.rows);
+    return out;
+  }
   out.p = at::empty_like(out.view.rows);
   with_type(out.view.rows.scalar_type(), [&](auto t) {
     using T = decltype(t);
@@ -99,7 +110,8 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
     const auto map = static_cast<Map>(args[0]);
     const double parameter = args[1];
     const auto dim = static_cast<std::int64_t>(args[2]);
-    RowView view = to_rows(grads[0], dim, "discrete map backward", "grad");
+    const bool generic = use_generic(p);
+    RowView view = to_rows(grads[0], dim, "discrete map backward", "grad", generic);
     at::Tensor g = view.rows.to(p.scalar_type());
     // create_graph=True: the gradient must itself be differentiable, which the core's backward
     // is not. The alpha-entmax maps with a number alpha have it in ATen operations; the others
@@ -112,27 +124,33 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
                         "and entmax with a number alpha, not for ",
                         map == Map::entmax ? "a tensor alpha" : map_name(map));
       const double alpha = map == Map::softmax ? 1 : map == Map::sparsemax ? 2 : map == Map::entmax15 ? 1.5 : parameter;
-      const at::Tensor p_linked = to_rows(saved[2], dim, "discrete map backward", "p").rows.to(p.scalar_type());
+      const at::Tensor p_linked = to_rows(saved[2], dim, "discrete map backward", "p", generic).rows.to(p.scalar_type());
       return {from_rows(differentiable_backward(p_linked, g, alpha), view), at::Tensor(), at::Tensor(), at::Tensor(),
               at::Tensor()};
     }
-    at::Tensor dx = at::empty_like(p);
+    at::Tensor dx;
     at::Tensor dalpha;
-    with_type(p.scalar_type(), [&](auto t) {
-      using T = decltype(t);
-      const auto fam = family_of<T>(map, parameter,
-                                    per_row.numel() > 0 ? const_span_of<T>(per_row) : std::span<const T>());
-      core([&] {
-        sparcon::backward(fam, const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dx), view.shape, threads());
-      });
-      if (per_row.numel() > 0 && map == Map::entmax) {  // normmax and budget: no gradient to the parameter
-        dalpha = at::empty_like(per_row);
+    if (generic) {
+      dx = generic::backward(map, {parameter, per_row}, p, g);
+      if (per_row.numel() > 0 && map == Map::entmax) dalpha = generic::entmax_alpha_backward(p, g, per_row);
+    } else {
+      dx = at::empty_like(p);
+      with_type(p.scalar_type(), [&](auto t) {
+        using T = decltype(t);
+        const auto fam = family_of<T>(map, parameter,
+                                      per_row.numel() > 0 ? const_span_of<T>(per_row) : std::span<const T>());
         core([&] {
-          sparcon::entmax_alpha_backward(const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dalpha),
-                                         view.shape, PerRow<T>(const_span_of<T>(per_row)), threads());
+          sparcon::backward(fam, const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dx), view.shape, threads());
         });
-      }
-    });
+        if (per_row.numel() > 0 && map == Map::entmax) {  // normmax and budget: no gradient to the parameter
+          dalpha = at::empty_like(per_row);
+          core([&] {
+            sparcon::entmax_alpha_backward(const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dalpha),
+                                           view.shape, PerRow<T>(const_span_of<T>(per_row)), threads());
+          });
+        }
+      });
+    }
     at::Tensor dx_out = from_rows(dx, view);
     at::Tensor dalpha_out;
     if (dalpha.defined()) {
@@ -158,6 +176,15 @@ at::Tensor apply(const at::Tensor& x, const at::Tensor& alpha, Map map, double p
 }
 
 }  // namespace
+
+// A tensor parameter: floating, on any device when x runs the generic kernels (it is moved to
+// x's device), on the CPU otherwise.
+void check_parameter_tensor(const at::Tensor& x, const at::Tensor& parameter, const char* fn, const char* name) {
+  if (x.defined() && use_generic(x))
+    check_floating_any_device(parameter, fn, name);
+  else
+    check_floating(parameter, fn, name);
+}
 }  // namespace detail
 
 at::Tensor softmax(const at::Tensor& x, std::int64_t dim) { return detail::apply(x, {}, Map::softmax, 1, dim); }
@@ -167,21 +194,21 @@ at::Tensor entmax(const at::Tensor& x, double alpha, std::int64_t dim) {
   return detail::apply(x, {}, Map::entmax, alpha, dim);
 }
 at::Tensor entmax(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim) {
-  detail::check_floating(alpha, "entmax", "alpha");
+  detail::check_parameter_tensor(x, alpha, "entmax", "alpha");
   return detail::apply(x, alpha, Map::entmax, 0, dim);
 }
 at::Tensor normmax(const at::Tensor& x, double alpha, std::int64_t dim) {
   return detail::apply(x, {}, Map::normmax, alpha, dim);
 }
 at::Tensor normmax(const at::Tensor& x, const at::Tensor& alpha, std::int64_t dim) {
-  detail::check_floating(alpha, "normmax", "alpha");
+  detail::check_parameter_tensor(x, alpha, "normmax", "alpha");
   return detail::apply(x, alpha.detach(), Map::normmax, 0, dim);
 }
 at::Tensor budget(const at::Tensor& x, double budget, std::int64_t dim) {
   return detail::apply(x, {}, Map::budget, budget, dim);
 }
 at::Tensor budget(const at::Tensor& x, const at::Tensor& budget, std::int64_t dim) {
-  detail::check_floating(budget, "budget", "budget");
+  detail::check_parameter_tensor(x, budget, "budget", "budget");
   return detail::apply(x, budget.detach(), Map::budget, 0, dim);
 }
 

@@ -3,6 +3,8 @@
 
 #include <optional>
 
+#include "backend.h"
+#include "generic/loss_generic.h"
 #include "map_family.h"
 #include "sparcon/losses.h"
 #include "sparcon/torch/ops.h"
@@ -12,15 +14,20 @@ namespace sparcon::torch {
 namespace detail {
 namespace {
 
-// The map's family with the number `parameter`, or one alpha per row (per_row not empty).
-template <class T>
-Family<T> loss_family(const std::string& map, double parameter, std::span<const T> per_row) {
+// The map of a loss by its name; per_row: the parameter is one value per row.
+std::optional<Map> loss_map(const std::string& map, bool per_row) {
   const std::optional<Map> m = map_named(map);
-  TORCH_CHECK_VALUE(!m || named(*m).has_parameter || per_row.empty(), "sparcon.fenchel_young_loss: map = '", map,
+  TORCH_CHECK_VALUE(!m || named(*m).has_parameter || !per_row, "sparcon.fenchel_young_loss: map = '", map,
                     "' takes no parameter, got one per row");
   TORCH_CHECK_VALUE(m && *m != Map::budget, "sparcon.fenchel_young_loss: map = '", map,
                     "' must be one of softmax, sparsemax, entmax15, entmax, normmax");
-  return family_of<T>(*m, parameter, per_row);
+  return m;
+}
+
+// The map's family with the number `parameter`, or one alpha per row (per_row not empty).
+template <class T>
+Family<T> loss_family(const std::string& map, double parameter, std::span<const T> per_row) {
+  return family_of<T>(*loss_map(map, !per_row.empty()), parameter, per_row);
 }
 
 class FenchelYoungLoss : public ::torch::autograd::Function<FenchelYoungLoss> {
@@ -34,14 +41,25 @@ class FenchelYoungLoss : public ::torch::autograd::Function<FenchelYoungLoss> {
                       ": target must have shape (", x.size(0), "), got ", target.sizes());
     TORCH_CHECK_VALUE(!at::isFloatingType(target.scalar_type()), "sparcon.", fn,
                       ": target must hold integer class indices, got ", target.scalar_type());
-    RowView view = to_rows(x, -1, fn);
+    const bool generic = use_generic(x);
+    RowView view = to_rows(x, -1, fn, "x", generic);
     // One parameter per row, or an empty tensor for the number (torch 1.13's autograd::Function
     // takes no undefined tensors).
     const bool per_row = per_row_parameter.numel() > 0;
     TORCH_CHECK_VALUE(!per_row || per_row_parameter.numel() == x.size(0), "sparcon.", fn, ": parameter of shape ",
                       per_row_parameter.sizes(), " must hold one value per row of x (", x.size(0), ")");
-    const at::Tensor parameters = per_row_parameter.reshape(-1).to(view.rows.scalar_type()).contiguous();
-    at::Tensor y = target.to(at::kLong).contiguous();
+    const at::Tensor parameters =
+        per_row_parameter.reshape(-1).to(view.rows.device(), view.rows.scalar_type()).contiguous();
+    at::Tensor y = target.to(view.rows.device(), at::kLong).contiguous();
+    if (generic) {
+      // The core's checks in its order: the map, the parameter, the targets.
+      const std::optional<Map> m = loss_map(map, per_row);
+      const generic::Parameter param{parameter, per_row ? parameters.reshape({-1, 1}) : at::Tensor()};
+      generic::check_parameter(nullptr, fn, *m, param, x.size(0), x.size(1));
+      auto [loss, grad] = generic::fenchel_young_loss(*m, param, view.rows, y, ignore_index);
+      ctx->save_for_backward({grad});
+      return loss.to(x.scalar_type());
+    }
     at::Tensor loss = at::empty({x.size(0)}, view.rows.options());
     at::Tensor grad = at::empty_like(view.rows);
     with_type(view.rows.scalar_type(), [&](auto t) {
@@ -75,7 +93,10 @@ at::Tensor fenchel_young_loss(const at::Tensor& x, const at::Tensor& target, con
 
 at::Tensor fenchel_young_loss(const at::Tensor& x, const at::Tensor& target, const std::string& map,
                               const at::Tensor& parameter, std::int64_t ignore_index) {
-  detail::check_floating(parameter, "fenchel_young_loss", "parameter");
+  if (detail::use_generic(x))
+    detail::check_floating_any_device(parameter, "fenchel_young_loss", "parameter");
+  else
+    detail::check_floating(parameter, "fenchel_young_loss", "parameter");
   TORCH_CHECK_VALUE(parameter.numel() > 0, "sparcon.fenchel_young_loss: parameter is an empty tensor");
   return detail::FenchelYoungLoss::apply(x, target, map, 0.0, parameter.detach(), ignore_index);
 }

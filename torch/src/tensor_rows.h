@@ -20,13 +20,27 @@ inline at::ScalarType compute_type(at::ScalarType t) {
   return t == at::kDouble ? at::kDouble : at::kFloat;
 }
 
-/// Checks that x is a floating tensor on the CPU; `name` is used in the message.
-inline void check_floating(const at::Tensor& x, const char* fn, const char* name) {
+/// Checks that x is a floating tensor, on any device (ops with a generic kernel, backend.h);
+/// `name` is used in the message.
+inline void check_floating_any_device(const at::Tensor& x, const char* fn, const char* name) {
   TORCH_CHECK_VALUE(x.defined(), "sparcon.", fn, ": ", name, " is undefined");
   TORCH_CHECK_VALUE(at::isFloatingType(x.scalar_type()), "sparcon.", fn, ": ", name,
                     " must be a floating tensor, got ", x.scalar_type());
+}
+
+/// Checks that x is a floating tensor on the CPU (ops with no generic kernel); `name` is used
+/// in the message.
+inline void check_floating(const at::Tensor& x, const char* fn, const char* name) {
+  check_floating_any_device(x, fn, name);
   TORCH_CHECK_VALUE(x.device().is_cpu(), "sparcon.", fn, ": ", name,
                     " must be on the CPU (sparcon has no GPU kernels), got ", x.device());
+}
+
+/// Checks that `other` is on the device of `main` (the generic kernels compute where `main` is).
+inline void check_same_device(const at::Tensor& main, const at::Tensor& other, const char* fn, const char* main_name,
+                              const char* name) {
+  TORCH_CHECK_VALUE(other.device() == main.device(), "sparcon.", fn, ": ", name, " is on ", other.device(),
+                    " but ", main_name, " is on ", main.device(), " (they must be on the same device)");
 }
 
 /// x with `dim` moved last, contiguous, in the compute dtype, seen as rows.
@@ -37,8 +51,13 @@ struct RowView {
   at::ScalarType dtype;   ///< the original dtype
 };
 
-inline RowView to_rows(const at::Tensor& x, std::int64_t dim, const char* fn, const char* name = "x") {
-  check_floating(x, fn, name);
+/// any_device: the op has a generic kernel (x may be on any device), else x must be on the CPU.
+inline RowView to_rows(const at::Tensor& x, std::int64_t dim, const char* fn, const char* name = "x",
+                       bool any_device = false) {
+  if (any_device)
+    check_floating_any_device(x, fn, name);
+  else
+    check_floating(x, fn, name);
   TORCH_CHECK_VALUE(x.dim() >= 1, "sparcon.", fn, ": ", name, " must have at least one dimension");
   TORCH_CHECK_VALUE(dim >= -x.dim() && dim < x.dim(), "sparcon.", fn, ": dim = ", dim,
                     " is out of range for ", name, " of ", x.dim(), " dimensions");

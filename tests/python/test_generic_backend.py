@@ -1,0 +1,234 @@
+"""The device-generic kernels (torch/src/generic/, written only with ATen operations): selected for
+CPU tensors by SPARCON_BACKEND=generic (read at every call), for any tensor not on the CPU
+(CUDA, meta). The whole suite runs a second time with SPARCON_BACKEND=generic in CI
+(scripts/test.sh); the tests here select the backend themselves, so that they also run in the
+core pass: adversarial rows against the independent references, agreement with the core,
+gradients, and meta tensors (shapes and devices)."""
+import math
+
+import pytest
+import torch
+from torch.autograd import gradcheck, gradgradcheck
+
+import sparcon
+from references import (budget_ref, entmax15_ref, entmax_bisect_ref, normmax_fy_loss_ref, normmax_ref,
+                        sparsemax_ref, tsallis_fy_loss_ref)
+
+ops = torch.ops.sparcon
+INF = math.inf
+
+
+@pytest.fixture
+def generic(monkeypatch):
+    monkeypatch.setenv("SPARCON_BACKEND", "generic")
+
+
+def adversarial_rows(n, dtype=torch.float64, seed=0):
+    """Rows that stress a threshold solver: ties at the maximum, a constant row, one entry far
+    above the rest, masked entries, large offsets, tiny gaps, a spread of scales."""
+    g = torch.Generator().manual_seed(seed)
+    rows = [torch.randn(n, generator=g) * s for s in (0.01, 0.5, 2.0, 30.0)]
+    rows.append(torch.zeros(n))                                   # constant: every entry in the support
+    tie = torch.randn(n, generator=g)
+    tie[: max(1, n // 3)] = tie.max() + 1
+    rows.append(tie)                                              # ties at the maximum
+    spike = torch.randn(n, generator=g) * 0.1
+    spike[n // 2] = 50.0
+    rows.append(spike)                                            # one entry alone
+    rows.append(torch.randn(n, generator=g) + 1e6)                # far from 0
+    near = torch.linspace(0, 1e-9, n)
+    rows.append(near)                                             # entries within rounding of each other
+    masked = torch.randn(n, generator=g)
+    masked[::2] = -INF
+    masked[0] = 0.0
+    rows.append(masked)                                           # -inf masking
+    return torch.stack(rows).to(dtype)
+
+
+MAPS = [
+    ("sparsemax", lambda x: ops.sparsemax(x, -1), sparsemax_ref),
+    ("entmax15", lambda x: ops.entmax15(x, -1), entmax15_ref),
+    ("softmax", lambda x: ops.softmax(x, -1), lambda x: torch.softmax(x, -1)),
+    ("entmax1.25", lambda x: ops.entmax(x, 1.25, -1), lambda x: entmax_bisect_ref(x, 1.25)),
+    ("entmax1.75", lambda x: ops.entmax(x, 1.75, -1), lambda x: entmax_bisect_ref(x, 1.75)),
+    ("entmax3", lambda x: ops.entmax(x, 3.0, -1), lambda x: entmax_bisect_ref(x, 3.0)),
+    ("normmax2", lambda x: ops.normmax(x, 2.0, -1), lambda x: normmax_ref(x, 2.0)),
+    ("normmax3", lambda x: ops.normmax(x, 3.0, -1), lambda x: normmax_ref(x, 3.0)),
+    ("budget2", lambda x: ops.budget(x, 2.0, -1), lambda x: budget_ref(x, 2.0)),
+]
+
+
+def _reference_on_rows(ref, x):
+    """The reference row by row, masked entries dropped (the references know no -inf), each row
+    shifted by its maximum first (exact in double; the sort and bisection references lose the
+    digits of rows far from 0, the maps are shift-invariant)."""
+    out = torch.zeros_like(x)
+    for r in range(x.shape[0]):
+        keep = x[r] > -INF
+        z = x[r, keep][None]
+        out[r, keep] = ref(z - z.max())[0].to(x.dtype)
+    return out
+
+
+@pytest.mark.parametrize("name,op,ref", MAPS, ids=[m[0] for m in MAPS])
+@pytest.mark.parametrize("n", [1, 7, 300, 5000])
+def test_adversarial_rows_match_references(generic, name, op, ref, n):
+    if name == "budget2" and n < 2:
+        pytest.skip("a budget of 2 needs rows of 2 entries or more")
+    x = adversarial_rows(n)
+    p = op(x)
+    expected = _reference_on_rows(ref, x)
+    # The rows far from 0 (1e6) carry the rounding of their entries (1e6 * eps = 1e-10).
+    assert torch.allclose(p, expected, atol=1e-9, rtol=0), (p - expected).abs().max()
+    total = 2.0 if name == "budget2" else 1.0
+    assert torch.allclose(p.sum(-1), torch.full((x.shape[0],), total, dtype=x.dtype), atol=1e-9)
+
+
+@pytest.mark.parametrize("name,op,ref", MAPS, ids=[m[0] for m in MAPS])
+def test_generic_agrees_with_the_core(monkeypatch, name, op, ref):
+    for dtype, tol in ((torch.float64, 1e-12), (torch.float32, 2e-6)):
+        x = adversarial_rows(257, dtype, seed=3)
+        monkeypatch.setenv("SPARCON_BACKEND", "core")
+        core = op(x)
+        monkeypatch.setenv("SPARCON_BACKEND", "generic")
+        gen = op(x)
+        assert torch.allclose(gen, core, atol=tol, rtol=0), (name, dtype, (gen - core).abs().max())
+
+
+@pytest.mark.parametrize("name,op,ref", MAPS, ids=[m[0] for m in MAPS])
+def test_degenerate_rows(generic, name, op, ref):
+    x = torch.randn(4, 6, dtype=torch.float64)
+    x[0] = -INF                     # no distribution: p = 0
+    x[1, 2] = math.nan              # NaN row: p = NaN
+    x[2, 0] = INF                   # +inf: NaN too
+    p = op(x)
+    assert torch.equal(p[0], torch.zeros(6, dtype=x.dtype))
+    assert torch.isnan(p[1]).all() and torch.isnan(p[2]).all()
+    assert torch.isfinite(p[3]).all()
+
+
+def test_tensor_alpha_every_regime(generic):
+    """One alpha per row across the regimes the kernel solves apart (alpha < 1, = 1, in (1, 2],
+    > 2), with the exact paths at 1.5 and 2, against the references."""
+    x = adversarial_rows(40, seed=5)
+    alphas = torch.tensor([0.5, 1.0, 1.5, 2.0, 1.2, 2.5, 4.0, 0.8, 1.9, 1.01, 3.0], dtype=x.dtype)[: x.shape[0], None]
+    p = ops.entmax_tensor_alpha(x, alphas, -1)
+    for r in range(x.shape[0]):
+        a = float(alphas[r])
+        keep = x[r] > -INF
+        z = x[r, keep][None]
+        if a < 1:
+            continue  # the references cover alpha >= 1; alpha < 1 is checked against the core below
+        expected = torch.softmax(z, -1) if a == 1 else entmax_bisect_ref(z, a)
+        assert torch.allclose(p[r, keep][None], expected, atol=1e-9), (a, (p[r, keep] - expected).abs().max())
+
+
+def test_alpha_below_one_agrees_with_the_core(monkeypatch):
+    x = adversarial_rows(64, seed=7)
+    for a in (0.3, 0.75, 0.99):
+        monkeypatch.setenv("SPARCON_BACKEND", "core")
+        core = ops.entmax(x, a, -1)
+        monkeypatch.setenv("SPARCON_BACKEND", "generic")
+        gen = ops.entmax(x, a, -1)
+        assert torch.allclose(gen, core, atol=1e-12), (a, (gen - core).abs().max())
+
+
+def test_gradients(generic):
+    x = torch.randn(3, 6, dtype=torch.float64, requires_grad=True)
+    for f in (lambda x: ops.sparsemax(x, -1), lambda x: ops.entmax15(x, -1), lambda x: ops.entmax(x, 1.3, -1),
+              lambda x: ops.entmax(x, 2.7, -1), lambda x: ops.normmax(x, 2.5, -1), lambda x: ops.softmax(x, -1)):
+        assert gradcheck(f, (x,))
+    for f in (lambda x: ops.sparsemax(x, -1), lambda x: ops.entmax15(x, -1), lambda x: ops.entmax(x, 1.3, -1)):
+        assert gradgradcheck(f, (x,))
+    alpha = torch.tensor([[1.2], [1.0], [1.9]], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda x, a: ops.entmax_tensor_alpha(x, a, -1), (x, alpha))
+    assert gradcheck(lambda a: ops.entmax_tensor_alpha(x.detach(), 1 + 0.01 * (a - 1), -1), (alpha,))
+
+
+def test_losses_match_references(generic):
+    torch.manual_seed(2)
+    x = torch.randn(6, 9, dtype=torch.float64) * 2
+    y = torch.randint(0, 9, (6,))
+    for name, alpha in (("softmax", 1.0), ("sparsemax", 2.0), ("entmax15", 1.5), ("entmax", 1.3)):
+        loss = ops.fenchel_young_loss(x, y, name, alpha, -100)
+        assert torch.allclose(loss, tsallis_fy_loss_ref(x, y, alpha), atol=1e-10), name
+    assert torch.allclose(ops.fenchel_young_loss(x, y, "normmax", 2.0, -100), normmax_fy_loss_ref(x, y, 2.0),
+                          atol=1e-10)
+    y_ignored = y.clone()
+    y_ignored[1] = -100
+    xg = x.clone().requires_grad_()
+    loss = ops.fenchel_young_loss(xg, y_ignored, "sparsemax", 0.0, -100)
+    assert loss[1] == 0
+    (grad,) = torch.autograd.grad(loss.sum(), xg)
+    expected = sparsemax_ref(x) - torch.nn.functional.one_hot(y, 9).to(x.dtype)
+    expected[1] = 0
+    assert torch.allclose(grad, expected, atol=1e-12)
+    with pytest.raises(ValueError, match=r"target\[2\] = 9 is outside \[0, rows.length = 9\)"):
+        ops.fenchel_young_loss(x, torch.tensor([0, 1, 9, 0, 0, 0]), "sparsemax", 0.0, -100)
+
+
+def test_errors_are_the_cores(monkeypatch):
+    x = torch.randn(2, 3)
+    messages = {}
+    for backend in ("core", "generic"):
+        monkeypatch.setenv("SPARCON_BACKEND", backend)
+        got = []
+        for call in (lambda: ops.entmax(x, -1.0, -1), lambda: ops.normmax(x, 1.0, -1), lambda: ops.budget(x, 4.0, -1),
+                     lambda: ops.entmax_tensor_alpha(x, torch.tensor([[1.5], [0.0]]), -1),
+                     lambda: ops.fenchel_young_loss(x, torch.tensor([0, 1]), "entmax", -2.0, -100)):
+            with pytest.raises(ValueError) as e:
+                call()
+            got.append(str(e.value).splitlines()[0])
+        messages[backend] = got
+    assert messages["core"] == messages["generic"]
+    assert "alpha = 0 (row 1)" in messages["generic"][3]
+
+
+def test_backend_is_read_at_every_call(monkeypatch):
+    x = torch.randn(2, 5)
+    monkeypatch.setenv("SPARCON_BACKEND", "no-such-backend")
+    with pytest.raises(ValueError, match="SPARCON_BACKEND = 'no-such-backend' must be 'core', 'generic' or unset"):
+        ops.sparsemax(x, -1)
+    monkeypatch.setenv("SPARCON_BACKEND", "generic")
+    assert torch.allclose(ops.sparsemax(x, -1), sparsemax_ref(x), atol=1e-6)
+    monkeypatch.delenv("SPARCON_BACKEND")
+    assert torch.allclose(ops.sparsemax(x, -1), sparsemax_ref(x), atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_computed_in_float(generic, dtype):
+    x = torch.randn(4, 33)
+    p = ops.entmax15(x.to(dtype), -1)
+    assert p.dtype == dtype
+    assert torch.allclose(p.float(), entmax15_ref(x.double()).float(), atol=1e-2)
+
+
+# ---- meta tensors: shapes and devices, no data ------------------------------------------------
+
+META_MAPS = [
+    lambda x: ops.softmax(x, 1), lambda x: ops.sparsemax(x, 1), lambda x: ops.entmax15(x, 1),
+    lambda x: ops.entmax(x, 1.3, 1), lambda x: ops.normmax(x, 2.0, 1), lambda x: ops.budget(x, 2.0, 1),
+    lambda x: ops.entmax_tensor_alpha(x, torch.full((3, 1, 4), 1.5, device="meta"), 1),
+    lambda x: sparcon.entmax15(x, dim=1), lambda x: sparcon.entmax_bisect(x, 1.7, dim=1),
+]
+
+
+@pytest.mark.parametrize("i", range(len(META_MAPS)))
+def test_meta_tensors_give_shapes_and_devices(i):
+    x = torch.empty(3, 5, 4, device="meta", requires_grad=True)
+    p = META_MAPS[i](x)
+    assert p.shape == (3, 5, 4) and p.device.type == "meta"
+    (g,) = torch.autograd.grad(p.sum(), x)
+    assert g.shape == (3, 5, 4) and g.device.type == "meta"
+
+
+def test_meta_alpha_gradient_and_loss():
+    x = torch.empty(3, 5, device="meta", requires_grad=True)
+    alpha = torch.empty(3, 1, device="meta", requires_grad=True)
+    p = ops.entmax_tensor_alpha(x, alpha, -1)
+    gx, ga = torch.autograd.grad(p.sum(), (x, alpha))
+    assert gx.shape == (3, 5) and ga.shape == (3, 1) and ga.device.type == "meta"
+    loss = ops.fenchel_young_loss(x, torch.zeros(3, dtype=torch.long, device="meta"), "entmax15", 0.0, -100)
+    assert loss.shape == (3,) and loss.device.type == "meta"
+    (g,) = torch.autograd.grad(loss.sum(), x)
+    assert g.shape == (3, 5) and g.device.type == "meta"
