@@ -47,8 +47,11 @@ Differences from ``entmax`` that remain. On inputs where entmax is inexact, cras
 - the ``<Name>Function`` classes are not torch.autograd.Function subclasses: ``apply`` calls the
   op, which has its own autograd (no forward/backward to subclass or call with a ctx).
 And in general:
-- CPU tensors only: the kernels are C++ (a CUDA tensor raises SparconError), so entmax's
-  test_amp.py (CUDA autocast) does not apply;
+- CPU tensors run the C++ core (Highway SIMD); tensors on any other device (CUDA, meta) run the
+  device-generic kernels, written with ATen operations (the environment variable
+  SPARCON_BACKEND=generic sends CPU tensors there too). 2D continuous densities with alpha != 1
+  have no generic kernel yet and need CPU tensors. entmax's test_amp.py (CUDA autocast) was not
+  run here (no GPU);
 - second derivatives (``create_graph=True``): the backward of softmax, sparsemax, entmax15 and
   entmax with a number alpha is differentiable; for normmax, budget and a tensor alpha a
   double backward raises ValueError (entmax builds it from torch operations);

@@ -232,3 +232,127 @@ def test_meta_alpha_gradient_and_loss():
     assert loss.shape == (3,) and loss.device.type == "meta"
     (g,) = torch.autograd.grad(loss.sum(), x)
     assert g.shape == (3, 5) and g.device.type == "meta"
+
+
+# ---- continuous ---------------------------------------------------------------------------------
+
+def _both(monkeypatch, f):
+    monkeypatch.setenv("SPARCON_BACKEND", "core")
+    core = f()
+    monkeypatch.setenv("SPARCON_BACKEND", "generic")
+    return core, f()
+
+
+@pytest.mark.parametrize("alpha,bound", [(1.0, 1e-14), (2.0, 1e-13), (1.5, 1e-11), (1.25, 1e-11), (1.75, 1e-11),
+                                         (3.0, 1e-11), (1.05, 1e-11), (1.01, 1e-9), (5.0, 1e-7)])
+def test_expectation_1d_error_of_the_fixed_rule(monkeypatch, alpha, bound):
+    """The stated error of the 1D expectation (generic/expectation_generic.h): the closed forms at
+    alpha = 1, 2 and the fixed 24 x 8-point rule otherwise, relative to max_j r_bj, against the
+    core (whose rules the core's tests hold to 1e-10 against adaptive quadrature) over scales from
+    1e-4 to 0.3, locations inside and outside [0, 1], the paper's basis (widths 0.01 and 0.25)."""
+    g = torch.Generator().manual_seed(11)
+    c, w = sparcon.continuous.default_basis_1d(64, dtype=torch.float64)
+    mu = torch.rand(300, generator=g, dtype=torch.float64) * 1.6 - 0.3
+    sigma = torch.exp(torch.rand(300, generator=g, dtype=torch.float64) * 8 - 9)
+    core, gen = _both(monkeypatch, lambda: ops.continuous_expectation(mu, sigma, c, w, alpha))
+    error = ((gen - core).abs().max(1).values / core.abs().max(1).values).max().item()
+    assert error < bound, error
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 2.0, 3.0])
+def test_expectation_1d_matches_reference(generic, alpha):
+    from references import expectation_ref
+    mu = torch.tensor([0.3, 0.5, -0.1, 1.2], dtype=torch.float64)
+    sigma = torch.tensor([0.02, 0.1, 0.3, 0.005], dtype=torch.float64)
+    c, w = sparcon.continuous.default_basis_1d(16, dtype=torch.float64)
+    r = ops.continuous_expectation(mu, sigma, c, w, alpha)
+    ref = expectation_ref(mu, sigma, c, w, alpha)
+    assert torch.allclose(r, ref, atol=1e-10 * ref.abs().max().item(), rtol=0)
+
+
+def test_expectation_2d_gaussian_matches_reference_and_gradcheck(generic):
+    from references import expectation_ref
+    c, w = sparcon.continuous.default_basis_2d(4, dtype=torch.float64)
+    mu = torch.tensor([[0.3, 0.6], [0.5, 0.1]], dtype=torch.float64, requires_grad=True)
+    sigma = torch.tensor([[[0.05, 0.01], [0.01, 0.02]], [[0.1, -0.03], [-0.03, 0.2]]], dtype=torch.float64,
+                         requires_grad=True)
+    r = ops.continuous_expectation(mu, sigma, c, w, 1.0)
+    assert torch.allclose(r, expectation_ref(mu.detach(), sigma.detach(), c, w, 1.0), atol=1e-12)
+    assert gradcheck(lambda m, s: ops.continuous_expectation(m, s, c, w, 1.0), (mu, sigma))
+
+
+def test_2d_alpha_above_one_runs_the_core_on_cpu(monkeypatch):
+    """2D densities with alpha != 1 have no generic kernel: CPU tensors stay on the core under
+    SPARCON_BACKEND=generic, other devices get the CPU message (meta here)."""
+    c, w = sparcon.continuous.default_basis_2d(4, dtype=torch.float64)
+    mu = torch.tensor([[0.3, 0.6]], dtype=torch.float64)
+    sigma = torch.tensor([[[0.05, 0.01], [0.01, 0.02]]], dtype=torch.float64)
+    core, gen = _both(monkeypatch, lambda: ops.continuous_expectation(mu, sigma, c, w, 1.5))
+    assert torch.equal(core, gen)
+    with pytest.raises(ValueError, match="mu must be on the CPU for a 2D density with alpha = 1.5"):
+        ops.continuous_expectation(mu.to("meta"), sigma.to("meta"), c.to("meta"), w.to("meta"), 1.5)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1.5, 2.0])
+def test_attention_value_model_moments_agree_with_the_core(monkeypatch, alpha):
+    g = torch.Generator().manual_seed(4)
+    c, w = sparcon.continuous.default_basis_1d(16, dtype=torch.float64)
+    values = torch.randn(3, 9, 5, generator=g, dtype=torch.float64)
+    lengths = torch.tensor([9, 4, 1])
+    mu = torch.tensor([0.2, 0.7, 0.5], dtype=torch.float64)
+    sigma = torch.tensor([0.05, 0.01, 0.2], dtype=torch.float64)
+    p = torch.softmax(torch.randn(3, 9, generator=g, dtype=torch.float64), -1)
+    for f in (lambda: ops.continuous_attention(values, mu, sigma, c, w, 0.1, alpha, lengths),
+              lambda: ops.value_model(values, c, w, 0.1, lengths),
+              lambda: torch.stack(ops.density_from_moments(p, alpha, 0.01, lengths))):
+        core, gen = _both(monkeypatch, f)
+        assert torch.allclose(gen, core, atol=1e-11, rtol=1e-11), (gen - core).abs().max()
+    # 2D with alpha = 1: attention and value model; moments for every alpha.
+    c2, w2 = sparcon.continuous.default_basis_2d(4, dtype=torch.float64)
+    images = torch.randn(2, 3, 4, 5, generator=g, dtype=torch.float64)
+    mu2 = torch.tensor([[0.3, 0.6], [0.5, 0.1]], dtype=torch.float64)
+    sigma2 = torch.tensor([[[0.05, 0.01], [0.01, 0.02]], [[0.1, -0.03], [-0.03, 0.2]]], dtype=torch.float64)
+    p2 = torch.softmax(torch.randn(2, 12, generator=g, dtype=torch.float64), -1).view(2, 3, 4)
+    for f in (lambda: ops.continuous_attention(images, mu2, sigma2, c2, w2, 0.1, 1.0, None),
+              lambda: ops.value_model(images, c2, w2, 0.1, None),
+              lambda: torch.cat([t.flatten() for t in ops.density_from_moments(p2, alpha, 0.01, None)])):
+        core, gen = _both(monkeypatch, f)
+        assert torch.allclose(gen, core, atol=1e-11, rtol=1e-11), (gen - core).abs().max()
+
+
+def test_continuous_errors_are_the_cores(monkeypatch):
+    c, w = sparcon.continuous.default_basis_1d(16)
+    calls = (lambda: ops.continuous_expectation(torch.tensor([0.5, 0.2]), torch.tensor([0.1, -1.0]), c, w, 1.5),
+             lambda: ops.continuous_expectation(torch.tensor([0.5]), torch.tensor([0.1]), c, w, 0.5),
+             lambda: ops.continuous_attention(torch.randn(2, 5, 3), torch.tensor([0.5, 0.2]), torch.tensor([0.1, 0.1]),
+                                              c, w, 0.1, 1.5, torch.tensor([5, 6])),
+             lambda: ops.value_model(torch.randn(2, 5, 3), c, w, -1.0, None),
+             lambda: ops.density_from_moments(torch.eye(4)[:2], 1.5, 0.0, None))
+    messages = {}
+    for backend in ("core", "generic"):
+        monkeypatch.setenv("SPARCON_BACKEND", backend)
+        messages[backend] = []
+        for call in calls:
+            with pytest.raises(ValueError) as e:
+                call()
+            messages[backend].append(str(e.value).splitlines()[0])
+    assert messages["core"] == messages["generic"]
+
+
+def test_meta_continuous_shapes():
+    c, w = (t.to("meta") for t in sparcon.continuous.default_basis_1d(16))
+    mu = torch.empty(3, device="meta", requires_grad=True)
+    sigma = torch.empty(3, device="meta", requires_grad=True)
+    r = ops.continuous_expectation(mu, sigma, c, w, 1.5)
+    assert r.shape == (3, 16) and r.device.type == "meta"
+    dmu, dsigma = torch.autograd.grad(r.sum(), (mu, sigma))
+    assert dmu.shape == (3,) and dsigma.device.type == "meta"
+    values = torch.empty(3, 7, 4, device="meta")
+    assert ops.value_model(values, c, w, 0.1, None).shape == (3, 16, 4)
+    context = ops.continuous_attention(values, mu, sigma, c, w, 0.1, 2.0, None)
+    assert context.shape == (3, 4) and context.device.type == "meta"
+    m, s = ops.density_from_moments(torch.empty(3, 7, device="meta"), 1.5, 0.01, None)
+    assert m.shape == (3,) and s.shape == (3,) and s.device.type == "meta"
+    c2, w2 = (t.to("meta") for t in sparcon.continuous.default_basis_2d(4))
+    r2 = ops.continuous_expectation(torch.empty(3, 2, device="meta"), torch.empty(3, 2, 2, device="meta"), c2, w2, 1.0)
+    assert r2.shape == (3, 16) and r2.device.type == "meta"

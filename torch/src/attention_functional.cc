@@ -3,7 +3,8 @@
 // modules (modules.cc) and the Python modules (python/sparcon/attention.py) hold only their
 // parameters and call these, registered once as torch.ops.sparcon.<name> (register.cc). They are
 // compositions of the autograd ops of continuous_ops.cc and discrete_ops.cc and of ATen
-// operations, so autograd differentiates them as they are written.
+// operations, so autograd differentiates them as they are written; they run on any device where
+// the ops they call do (backend.h), so their own checks accept tensors on any device.
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
@@ -22,7 +23,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The values of a module: (B, L, E) for a 1D basis, (B, H, W, E) for a 2D one.
 void check_values(const char* fn, const at::Tensor& values, bool two) {
-  detail::check_floating(values, fn, "values");
+  detail::check_floating_any_device(values, fn, "values");
   TORCH_CHECK_VALUE(values.dim() == (two ? 4 : 3), "sparcon.", fn, ": values must be ",
                     two ? "(B, H, W, E)" : "(B, L, E)", " for a ", two ? "2D" : "1D", " basis, got shape ",
                     values.sizes());
@@ -47,8 +48,8 @@ at::Tensor valid_positions(const char* fn, const at::Tensor& values, const c10::
 // The number of heads K of densities mu (B, Q[, K][, 2]) and a check of sigma's shape.
 std::int64_t heads_of(const char* fn, const at::Tensor& values, const at::Tensor& mu, const at::Tensor& sigma,
                       bool two) {
-  detail::check_floating(mu, fn, "mu");
-  detail::check_floating(sigma, fn, "sigma");
+  detail::check_floating_any_device(mu, fn, "mu");
+  detail::check_floating_any_device(sigma, fn, "sigma");
   const std::int64_t point = two ? 1 : 0;  // the trailing (2) of a 2D location
   TORCH_CHECK_VALUE((mu.dim() == 2 + point || mu.dim() == 3 + point) && mu.size(0) == values.size(0) &&
                         (!two || mu.size(-1) == 2),
@@ -102,7 +103,7 @@ std::tuple<at::Tensor, at::Tensor> density_head(const at::Tensor& raw, std::int6
   TORCH_CHECK_VALUE(heads >= 1, "sparcon.", fn, ": heads = ", heads, " must be >= 1");
   TORCH_CHECK_VALUE(min_scale >= 0 && std::isfinite(min_scale), "sparcon.", fn, ": min_scale = ", min_scale,
                     " must be finite and >= 0");
-  detail::check_floating(raw, fn, "raw");
+  detail::check_floating_any_device(raw, fn, "raw");
   const std::int64_t per_head = dims == 1 ? 2 : 5;
   TORCH_CHECK_VALUE(raw.dim() >= 1 && raw.size(-1) == heads * per_head, "sparcon.", fn,
                     ": raw must be (..., heads * ", per_head, ") = (..., ", heads * per_head, "), got ", raw.sizes());
@@ -141,7 +142,7 @@ at::Tensor density_head_bias(std::int64_t dims, std::int64_t heads, double initi
 
 at::Tensor mean_value(const at::Tensor& values, const c10::optional<at::Tensor>& lengths) {
   const char* fn = "mean_value";
-  detail::check_floating(values, fn, "values");
+  detail::check_floating_any_device(values, fn, "values");
   TORCH_CHECK_VALUE(values.dim() == 3 || values.dim() == 4, "sparcon.", fn,
                     ": values must be (B, L, E) or (B, H, W, E), got shape ", values.sizes());
   TORCH_CHECK_VALUE(values.dim() == 3 || !lengths.has_value() || !lengths->defined(), "sparcon.", fn,
@@ -155,8 +156,8 @@ at::Tensor mean_value(const at::Tensor& values, const c10::optional<at::Tensor>&
 
 at::Tensor query_scores(const at::Tensor& queries, const at::Tensor& values, std::int64_t heads) {
   const char* fn = "query_scores";
-  detail::check_floating(queries, fn, "queries");
-  detail::check_floating(values, fn, "values");
+  detail::check_floating_any_device(queries, fn, "queries");
+  detail::check_floating_any_device(values, fn, "values");
   TORCH_CHECK_VALUE(values.dim() == 3 || values.dim() == 4, "sparcon.", fn,
                     ": values must be (B, L, E) or (B, H, W, E), got shape ", values.sizes());
   const std::int64_t b = values.size(0), e = values.size(-1);
@@ -176,7 +177,7 @@ at::Tensor query_continuous_attention(const at::Tensor& values, const at::Tensor
                                       const at::Tensor& centers, const at::Tensor& widths, double lambda,
                                       double alpha, const c10::optional<at::Tensor>& lengths) {
   const char* fn = "query_continuous_attention";
-  detail::check_floating(centers, fn, "centers");
+  detail::check_floating_any_device(centers, fn, "centers");
   const bool two = centers.dim() == 2;
   check_values(fn, values, two);
   const std::int64_t heads = heads_of(fn, values, mu, sigma, two);
@@ -201,8 +202,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> disc_cont_attention(
     double lambda, double alpha, double discrete_alpha, double moment_ridge,
     const c10::optional<at::Tensor>& lengths) {
   const char* fn = "disc_cont_attention";
-  detail::check_floating(centers, fn, "centers");
-  detail::check_floating(scores, fn, "scores");
+  detail::check_floating_any_device(centers, fn, "centers");
+  detail::check_floating_any_device(scores, fn, "scores");
   const bool two = centers.dim() == 2;
   check_values(fn, values, two);
   const std::int64_t b = values.size(0), e = values.size(-1);

@@ -24,8 +24,30 @@ inline bool generic_forced() {
   return true;
 }
 
+/// Set on this thread while a CoreScope lives: CPU tensors go to the core whatever
+/// SPARCON_BACKEND says (the generic kernels rerun a failed check on the host copies of their
+/// inputs through the core, so that the message is the core's).
+inline bool& core_scope_active() {
+  static thread_local bool active = false;
+  return active;
+}
+
+/// Sends CPU tensors to the core for its lifetime (this thread only).
+class CoreScope {
+ public:
+  CoreScope() : previous_(core_scope_active()) { core_scope_active() = true; }
+  ~CoreScope() { core_scope_active() = previous_; }
+  CoreScope(const CoreScope&) = delete;
+  CoreScope& operator=(const CoreScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// Whether an op whose main input is x runs the generic kernels: x is not on the CPU, or
-/// SPARCON_BACKEND=generic.
-inline bool use_generic(const at::Tensor& x) { return !x.device().is_cpu() || generic_forced(); }
+/// SPARCON_BACKEND=generic (outside a CoreScope).
+inline bool use_generic(const at::Tensor& x) {
+  return !x.device().is_cpu() || (!core_scope_active() && generic_forced());
+}
 
 }  // namespace sparcon::torch::detail

@@ -10,6 +10,9 @@
 
 #include "sparcon/attention.h"
 #include "sparcon/continuous.h"
+#include "backend.h"
+#include "generic/attention_generic.h"
+#include "generic/expectation_generic.h"
 #include "sparcon/torch/ops.h"
 #include "tensor_rows.h"
 
@@ -24,9 +27,17 @@ using ::torch::autograd::variable_list;
 
 bool is_2d(const at::Tensor& centers) { return centers.dim() == 2; }
 
-void check_basis_shapes(const char* fn, const at::Tensor& centers, const at::Tensor& widths) {
-  check_floating(centers, fn, "centers");
-  check_floating(widths, fn, "widths");
+// Floating, and on the CPU unless the op runs its generic kernel (any_device).
+void check_float(const at::Tensor& x, const char* fn, const char* name, bool any_device) {
+  if (any_device)
+    check_floating_any_device(x, fn, name);
+  else
+    check_floating(x, fn, name);
+}
+
+void check_basis_shapes(const char* fn, const at::Tensor& centers, const at::Tensor& widths, bool any_device = false) {
+  check_float(centers, fn, "centers", any_device);
+  check_float(widths, fn, "widths", any_device);
   const bool one = centers.dim() == 1 && widths.dim() == 1 && widths.size(0) == centers.size(0);
   const bool two = centers.dim() == 2 && centers.size(1) == 2 && widths.dim() == 3 &&
                    widths.size(0) == centers.size(0) && widths.size(1) == 2 && widths.size(2) == 2;
@@ -36,7 +47,7 @@ void check_basis_shapes(const char* fn, const at::Tensor& centers, const at::Ten
 
 template <class T>
 std::vector<T> values_of(const at::Tensor& t) {
-  const at::Tensor c = t.detach().to(c10::CppTypeToScalarType<T>::value).contiguous();
+  const at::Tensor c = t.detach().to(at::kCPU, c10::CppTypeToScalarType<T>::value).contiguous();
   return {c.data_ptr<T>(), c.data_ptr<T>() + c.numel()};
 }
 
@@ -77,9 +88,9 @@ std::shared_ptr<RidgeCache<Basis>> cached_ridge(const Basis& basis, typename Bas
 // Checks the basis and that values are (B, L, E) for a 1D one or (B, H, W, E) for a 2D one;
 // returns whether the basis is 2D.
 bool check_values_and_basis(const char* fn, const at::Tensor& values, const at::Tensor& centers,
-                            const at::Tensor& widths) {
-  check_basis_shapes(fn, centers, widths);
-  check_floating(values, fn, "values");
+                            const at::Tensor& widths, bool any_device = false) {
+  check_basis_shapes(fn, centers, widths, any_device);
+  check_float(values, fn, "values", any_device);
   const bool two = is_2d(centers);
   TORCH_CHECK_VALUE(values.dim() == (two ? 4 : 3), "sparcon.", fn, ": values must be ",
                     two ? "(B, H, W, E)" : "(B, L, E)", " for a ", two ? "2D" : "1D",
@@ -96,9 +107,9 @@ struct Densities {
 };
 
 Densities densities(const char* fn, const at::Tensor& mu, const at::Tensor& sigma, bool two_d,
-                    at::ScalarType compute) {
-  check_floating(mu, fn, "mu");
-  check_floating(sigma, fn, "sigma");
+                    at::ScalarType compute, bool any_device = false) {
+  check_float(mu, fn, "mu", any_device);
+  check_float(sigma, fn, "sigma", any_device);
   if (two_d) {
     TORCH_CHECK_VALUE(mu.dim() == 2 && mu.size(1) == 2, "sparcon.", fn, ": mu must be (B, 2), got ", mu.sizes());
     TORCH_CHECK_VALUE(sigma.dim() == 3 && sigma.size(0) == mu.size(0) && sigma.size(1) == 2 && sigma.size(2) == 2,
@@ -178,7 +189,7 @@ at::Tensor lengths_of(const char* fn, const c10::optional<at::Tensor>& lengths, 
                         lengths->size(0) == batch,
                     "sparcon.", fn, ": lengths must be an integer tensor of shape (", batch, "), got ",
                     lengths->scalar_type(), " ", lengths->sizes());
-  return lengths->to(at::kLong).contiguous();
+  return lengths->to(at::kCPU, at::kLong).contiguous();  // read by the core, and on the host by the generic path
 }
 
 // The core's view of a (B, L, E) or (B, H, W, E) tensor.
@@ -389,11 +400,225 @@ class Moments : public ::torch::autograd::Function<Moments> {
   }
 };
 
+// ---- the generic kernels (backend.h, generic/) --------------------------------------------------
+//
+// Which cases have one: every 1D expectation, the 2D ones for alpha = 1, and the attention ops
+// built on them (value model, continuous attention, moments). Checks: the shapes as above; the
+// numbers (alpha, lambda, ridge, the basis) by the core on the host with no examples (the basis
+// is small); the data (mu, sigma, lengths, the moments) on the device, one synchronisation, and
+// when that fails the core reruns the call on host copies so that the message is the core's.
+
+bool has_generic_expectation(bool two_d, double alpha) { return !two_d || alpha == 1; }
+
+// The message for a tensor not on the CPU in a case that has no generic kernel.
+[[noreturn]] void no_generic_kernel(const char* fn, const at::Tensor& x, const char* name, double alpha) {
+  TORCH_CHECK_VALUE(false, "sparcon.", fn, ": ", name, " must be on the CPU for a 2D density with alpha = ", alpha,
+                    " (the generic kernels have the 2D closed form of alpha = 1 only), got ", x.device());
+}
+
+bool all_true(const at::Tensor& t) { return t.all().item<bool>(); }
+
+// mu and sigma finite, sigma positive (definite), on the device.
+bool densities_valid(const Densities& d, bool two_d) {
+  if (!two_d) return all_true(at::isfinite(d.mu) & at::isfinite(d.sigma) & (d.sigma > 0));
+  const at::Tensor s00 = d.sigma.select(1, 0).select(1, 0), s11 = d.sigma.select(1, 1).select(1, 1),
+                   s01 = d.sigma.select(1, 0).select(1, 1);
+  return all_true(at::isfinite(d.mu).all(1) & at::isfinite(d.sigma).flatten(1).all(1) & (s00 > 0) &
+                  (s00 * s11 - s01 * s01 > 0));
+}
+
+// alpha and the basis checked by the core (expectation with no examples), on host copies.
+void check_alpha_and_basis(double alpha, const at::Tensor& centers, const at::Tensor& widths, bool two_d,
+                           at::ScalarType compute) {
+  with_type(compute, [&](auto t) {
+    using T = decltype(t);
+    core([&] {
+      if (two_d)
+        expectation_2d<T>(static_cast<T>(alpha), {}, {}, basis_2d<T>(centers, widths), {}, threads());
+      else
+        expectation_1d<T>(static_cast<T>(alpha), {}, {}, basis_1d<T>(centers, widths), {}, threads());
+    });
+  });
+}
+
+bool any_meta(std::initializer_list<at::Tensor> tensors) {
+  for (const at::Tensor& t : tensors)
+    if (t.defined() && t.is_meta()) return true;
+  return false;
+}
+
+// r = E_p[psi] by the generic kernel, with autograd: the partial derivatives are computed with r
+// and saved, so that the backward is dmu = sum_j g_j dr_j/dmu, dsigma = sum_j g_j dr_j/dsigma
+// (continuous.h's vector-Jacobian products).
+class GenericExpectation : public ::torch::autograd::Function<GenericExpectation> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& mu, const at::Tensor& sigma,
+                            const at::Tensor& centers, const at::Tensor& widths, double alpha) {
+    const bool two = is_2d(centers);
+    const Densities d = densities("continuous_expectation", mu, sigma, two, compute_type(mu.scalar_type()), true);
+    const generic::ExpectationParts parts = two ? generic::expectation_2d_gaussian(d.mu, d.sigma, centers, widths)
+                                                : generic::expectation_1d(alpha, d.mu, d.sigma, centers, widths);
+    ctx->save_for_backward({parts.dr_dmu, parts.dr_dsigma});
+    ctx->saved_data["dtypes"] = std::vector<std::int64_t>{static_cast<std::int64_t>(mu.scalar_type()),
+                                                          static_cast<std::int64_t>(sigma.scalar_type())};
+    return parts.r.to(compute_type(mu.scalar_type())).to(mu.scalar_type());
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &dr_dmu = saved[0], &dr_dsigma = saved[1];
+    const auto dtypes = ctx->saved_data["dtypes"].toIntVector();
+    const at::Tensor g = grads[0].to(dr_dmu.scalar_type());
+    at::Tensor dmu, dsigma;
+    if (dr_dmu.dim() == 2) {
+      dmu = (g * dr_dmu).sum(1);
+      dsigma = (g * dr_dsigma).sum(1);
+    } else {
+      dmu = (g.unsqueeze(-1) * dr_dmu).sum(1);
+      dsigma = (g.unsqueeze(-1).unsqueeze(-1) * dr_dsigma).sum(1);
+    }
+    return {dmu.to(static_cast<at::ScalarType>(dtypes[0])), dsigma.to(static_cast<at::ScalarType>(dtypes[1])),
+            at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor generic_expectation(const at::Tensor& mu, const at::Tensor& sigma, const at::Tensor& centers,
+                               const at::Tensor& widths, double alpha) {
+  const char* fn = "continuous_expectation";
+  check_basis_shapes(fn, centers, widths, true);
+  const bool two = is_2d(centers);
+  const at::ScalarType compute = compute_type(mu.scalar_type());
+  const Densities d = densities(fn, mu, sigma, two, compute, true);
+  check_same_device(mu, sigma, fn, "mu", "sigma");
+  if (!any_meta({mu, sigma, centers, widths})) {
+    check_alpha_and_basis(alpha, centers, widths, two, compute);
+    if (!densities_valid(d, two)) {
+      const CoreScope scope;  // the core's message
+      continuous_expectation(mu.detach().cpu(), sigma.detach().cpu(), centers.cpu(), widths.cpu(), alpha);
+    }
+  }
+  return GenericExpectation::apply(mu, sigma, centers, widths, alpha);
+}
+
+// G of the basis on the device: (B, L, N) with the rows of each example's own length and zeros
+// past it (1D), or (H W, N) (2D); computed by the core's RidgeCache on the host, once per grid.
+at::Tensor device_ridge(const at::Tensor& centers, const at::Tensor& widths, double lambda, const at::Tensor& values,
+                        const at::Tensor& lengths_host, at::ScalarType compute) {
+  const bool two = is_2d(centers);
+  return with_type(compute, [&](auto t) {
+    using T = decltype(t);
+    const auto host = at::TensorOptions().dtype(c10::CppTypeToScalarType<T>::value);
+    const std::int64_t n = centers.size(0);
+    if (two) {
+      const auto ridge = cached_ridge(basis_2d<T>(centers, widths), static_cast<T>(lambda));
+      const std::vector<T>& g = core([&] {
+        return std::cref(ridge->matrix({static_cast<std::size_t>(values.size(1)), static_cast<std::size_t>(values.size(2))}));
+      }).get();
+      return at::tensor(at::ArrayRef<T>(g), host).reshape({values.size(1) * values.size(2), n}).to(values.device());
+    }
+    const auto ridge = cached_ridge(basis_1d<T>(centers, widths), static_cast<T>(lambda));
+    const std::int64_t L = values.size(1);
+    const auto [unique, inverse] = at::_unique(lengths_host, true, true);
+    at::Tensor table = at::zeros({unique.numel(), L, n}, host);
+    for (std::int64_t u = 0; u < unique.numel(); ++u) {
+      const std::int64_t length = unique[u].item<std::int64_t>();
+      const std::vector<T>& g = core([&] { return std::cref(ridge->matrix(static_cast<std::size_t>(length))); }).get();
+      table[u].narrow(0, 0, length).copy_(at::tensor(at::ArrayRef<T>(g), host).reshape({length, n}));
+    }
+    return table.to(values.device()).index_select(0, inverse.to(values.device()));
+  });
+}
+
+// values (B, L, E) with the padding rows (l >= L_b) zero, so that NaN or inf padding cannot reach
+// the context through 0 * NaN (the rows of G past L_b are zero); the gradient there is zero too.
+at::Tensor without_padding(const at::Tensor& v, const at::Tensor& lengths_host) {
+  const at::Tensor lengths = lengths_host.to(v.device()).unsqueeze(1);
+  const at::Tensor inside = at::arange(v.size(1), lengths.options()).unsqueeze(0) < lengths;
+  return at::where(inside.unsqueeze(-1), v, at::zeros_like(v));
+}
+
+// Whether the lengths (host, int64) are in [1, L].
+bool lengths_valid(const at::Tensor& lengths_host, std::int64_t length) {
+  return lengths_host.numel() == 0 || all_true((lengths_host >= 1) & (lengths_host <= length));
+}
+
+at::Tensor generic_attention(const at::Tensor& values, const at::Tensor& mu, const at::Tensor& sigma,
+                             const at::Tensor& centers, const at::Tensor& widths, double lambda, double alpha,
+                             const at::Tensor& lengths_host) {
+  const char* fn = "continuous_attention";
+  const bool two = check_values_and_basis(fn, values, centers, widths, true);
+  const at::ScalarType compute = compute_type(values.scalar_type());
+  const Densities d = densities(fn, mu, sigma, two, compute, true);
+  TORCH_CHECK_VALUE(values.size(0) == mu.size(0), "sparcon.", fn, ": values has batch ", values.size(0),
+                    " but mu has ", mu.size(0));
+  check_same_device(values, mu, fn, "values", "mu");
+  check_same_device(values, sigma, fn, "values", "sigma");
+  if (any_meta({values, mu, sigma, centers, widths})) return at::empty({values.size(0), values.size(-1)}, values.options());
+  check_alpha_and_basis(alpha, centers, widths, two, compute);
+  if (!densities_valid(d, two) || (!two && !lengths_valid(lengths_host, values.size(1)))) {
+    const CoreScope scope;  // the core's message
+    continuous_attention(values.detach().cpu(), mu.detach().cpu(), sigma.detach().cpu(), centers.cpu(), widths.cpu(),
+                         lambda, alpha, two ? c10::optional<at::Tensor>() : c10::optional<at::Tensor>(lengths_host));
+  }
+  const at::Tensor g = device_ridge(centers, widths, lambda, values, lengths_host, compute);
+  const at::Tensor r = generic_expectation(mu, sigma, centers, widths, alpha).to(compute);
+  const at::Tensor v = two ? values.to(compute).flatten(1, 2) : without_padding(values.to(compute), lengths_host);
+  return generic::attention_context(v, g, r).to(values.scalar_type());
+}
+
+at::Tensor generic_value_model(const at::Tensor& values, const at::Tensor& centers, const at::Tensor& widths,
+                               double lambda, const at::Tensor& lengths_host) {
+  const char* fn = "value_model";
+  const bool two = check_values_and_basis(fn, values, centers, widths, true);
+  const at::ScalarType compute = compute_type(values.scalar_type());
+  if (any_meta({values, centers, widths}))
+    return at::empty({values.size(0), centers.size(0), values.size(-1)}, values.options());
+  if (!two && !lengths_valid(lengths_host, values.size(1))) {
+    const CoreScope scope;
+    value_model(values.detach().cpu(), centers.cpu(), widths.cpu(), lambda, lengths_host);
+  }
+  const at::Tensor g = device_ridge(centers, widths, lambda, values, lengths_host, compute);
+  const at::Tensor v = two ? values.to(compute).flatten(1, 2) : without_padding(values.to(compute), lengths_host);
+  return generic::value_model(v, g).to(values.scalar_type());
+}
+
+std::tuple<at::Tensor, at::Tensor> generic_moments(const at::Tensor& p, double alpha, double ridge,
+                                                   const at::Tensor& lengths_host) {
+  const char* fn = "density_from_moments";
+  check_floating_any_device(p, fn, "p");
+  TORCH_CHECK_VALUE(p.dim() == 2 || p.dim() == 3, "sparcon.", fn, ": p must be (B, L) or (B, H, W), got shape ",
+                    p.sizes());
+  const bool two = p.dim() == 3;
+  const at::Tensor q = p.to(compute_type(p.scalar_type()));
+  auto [mu, sigma, c] = two ? generic::moments_2d(q, alpha, ridge)
+                            : generic::moments_1d(q, lengths_host.to(p.device()), alpha, ridge);
+  if (!p.is_meta()) {
+    const bool numbers = alpha >= 1 && std::isfinite(alpha) && ridge >= 0 && std::isfinite(ridge);
+    bool valid = numbers && (two || lengths_valid(lengths_host, p.size(1)));
+    if (valid && two) {
+      const at::Tensor c00 = c.select(1, 0).select(1, 0);
+      valid = all_true((c00 > 0) & (c00 * c.select(1, 1).select(1, 1) - c.select(1, 0).select(1, 1).square() > 0));
+    } else if (valid) {
+      valid = all_true(c > 0);
+    }
+    if (!valid) {
+      const CoreScope scope;  // the core's message
+      density_from_moments(p.detach().cpu(), alpha, ridge, two ? c10::optional<at::Tensor>() : c10::optional<at::Tensor>(lengths_host));
+    }
+  }
+  return {mu.to(p.scalar_type()), sigma.to(p.scalar_type())};
+}
+
 }  // namespace
 }  // namespace detail
 
 at::Tensor continuous_expectation(const at::Tensor& mu, const at::Tensor& sigma,
                                   const at::Tensor& centers, const at::Tensor& widths, double alpha) {
+  if (detail::use_generic(mu)) {
+    if (detail::has_generic_expectation(centers.dim() == 2, alpha))
+      return detail::generic_expectation(mu, sigma, centers, widths, alpha);
+    if (!mu.device().is_cpu()) detail::no_generic_kernel("continuous_expectation", mu, "mu", alpha);
+  }
   return detail::Expectation::apply(mu, sigma, centers, widths, alpha);
 }
 
@@ -428,6 +653,11 @@ at::Tensor continuous_attention(const at::Tensor& values, const at::Tensor& mu, 
   const at::Tensor l = values.dim() == 3
                            ? detail::lengths_of("continuous_attention", lengths, values.size(0), values.size(1))
                            : at::empty({0}, at::kLong);
+  if (detail::use_generic(values)) {
+    if (detail::has_generic_expectation(values.dim() == 4, alpha))
+      return detail::generic_attention(values, mu, sigma, centers, widths, lambda, alpha, l);
+    if (!values.device().is_cpu()) detail::no_generic_kernel("continuous_attention", values, "values", alpha);
+  }
   return detail::Attention::apply(values, mu, sigma, centers, widths, lambda, alpha, l);
 }
 
@@ -435,6 +665,7 @@ at::Tensor value_model(const at::Tensor& values, const at::Tensor& centers, cons
                        const c10::optional<at::Tensor>& lengths) {
   const at::Tensor l = values.dim() == 3 ? detail::lengths_of("value_model", lengths, values.size(0), values.size(1))
                                          : at::empty({0}, at::kLong);
+  if (detail::use_generic(values)) return detail::generic_value_model(values, centers, widths, lambda, l);
   return detail::ValueModel::apply(values, centers, widths, lambda, l);
 }
 
@@ -442,6 +673,7 @@ std::tuple<at::Tensor, at::Tensor> density_from_moments(const at::Tensor& p, dou
                                                         const c10::optional<at::Tensor>& lengths) {
   const at::Tensor l = p.dim() == 2 ? detail::lengths_of("density_from_moments", lengths, p.size(0), p.size(1))
                                     : at::empty({0}, at::kLong);
+  if (detail::use_generic(p)) return detail::generic_moments(p, alpha, ridge, l);
   const auto out = detail::Moments::apply(p, alpha, ridge, l);
   return {out[0], out[1]};
 }
