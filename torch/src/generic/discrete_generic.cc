@@ -103,18 +103,54 @@ at::Tensor newton_lambda(const at::Tensor& y, const at::Tensor& a, const at::Ten
   at::Tensor support = at::full_like(column, -1.0);
   const at::Tensor upper = -at::expm1(-std::log(static_cast<double>(n)) / k) / a;
   const bool maybe_two = !k_value || *k_value == 2;
+  at::Tensor previous_step = at::full_like(column, std::numeric_limits<double>::infinity());
+  at::Tensor newton_step = at::ones_like(column, column.options().dtype(at::kBool));
   const at::Tensor is_two = k_value ? at::full_like(done, *k_value == 2) : k == 2;
+  // k = 1 and 2 (sparsemax, entmax-1.5, 2-normmax): the sums from u = a y + (1 - a lambda), a y
+  // formed once (the core's offset form); other k through log1p(a (y - lambda)), which keeps
+  // the accuracy of u^k for large k (alpha near 1).
+  const bool offset_form = k_value && (*k_value == 1 || *k_value == 2);
+  // The candidates: at a lower bound lambda of every row's threshold, entries with u <= 0 are
+  // outside the support for good; once the most a row keeps is a quarter of the width, each row
+  // is cut to its that-many largest entries (topk), so that later steps sum a few entries, not
+  // the whole row (the core's candidate pruning, in fixed-width form).
+  at::Tensor y_c = y;
+  at::Tensor ay = offset_form ? a * y : at::Tensor();
   for (int it = 0; it < kMaxIterations && !all_true(done); ++it) {
-    const at::Tensor t = a * (y - lambda);
-    const at::Tensor inside = t > -1;
-    const at::Tensor uk1 = power_k_minus_1(t, inside, k, k_value);
-    const at::Tensor u = at::where(inside, 1 + t, 0.0);
-    const at::Tensor s = (uk1 * u).sum(-1, true), slope = uk1.sum(-1, true);
-    const at::Tensor count = inside.sum(-1, true).to(y.scalar_type());
+    at::Tensor s, slope, count, u, inside;
+    if (offset_form) {
+      const at::Tensor base = ay + (1 - a * lambda);
+      inside = base > 0;
+      u = base.clamp_min(0);
+      count = inside.sum(-1, true).to(y.scalar_type());
+      if (*k_value == 1) {
+        s = u.sum(-1, true);
+        slope = count;
+      } else {
+        s = (u * u).sum(-1, true);
+        slope = u.sum(-1, true);
+      }
+    } else {
+      const at::Tensor t = a * (y_c - lambda);
+      inside = t > -1;
+      const at::Tensor uk1 = power_k_minus_1(t, inside, k, k_value);
+      u = at::where(inside, 1 + t, 0.0);
+      s = (uk1 * u).sum(-1, true);
+      slope = uk1.sum(-1, true);
+      count = inside.sum(-1, true).to(y.scalar_type());
+    }
     const at::Tensor above = s >= 1;
+    if (y_c.size(-1) >= 64 && all_true(above | done)) {
+      const auto keep = static_cast<std::int64_t>(count.max().item<double>());
+      if (4 * keep <= y_c.size(-1)) {
+        y_c = std::get<0>(y_c.topk(std::max<std::int64_t>(keep, 1), -1));
+        if (offset_form) ay = a * y_c;
+      }
+    }
     lo = at::where(above & ~done, lambda, lo);
     hi = at::where(~above & ~done, lambda, hi);
-    const at::Tensor stable = above & (count == support);
+    // The support of the previous step, reached by a Newton step (not a bisection one).
+    const at::Tensor stable = above & (count == support) & newton_step;
     support = count;
     if (maybe_two) {
       // k = 2: s = sum u^2, slope = sum u over the support.
@@ -126,18 +162,29 @@ at::Tensor newton_lambda(const at::Tensor& y, const at::Tensor& a, const at::Ten
       lambda = at::where(exact, (1 - offset) / a, lambda);
       done = done | exact;
     }
-    const at::Tensor settled = (s == 1) | (slope == 0);
+    // s = 1 to the rounding of its sum: the threshold.
+    const at::Tensor settled = (at::abs(s - 1) <= 4 * eps * at::sqrt(count)) | (slope == 0);
     done = done | settled;
     const at::Tensor drop = k_value && *k_value == 1 ? at::ones_like(s)
                             : k_value && *k_value == 2 ? at::sqrt(s)
                                                        : at::pow(s, 1 - 1 / k);
     at::Tensor next = lambda + (s - drop) / (a * slope);
     const at::Tensor outside = ~((next > lo) & (next < hi));
+    // A step out of the bracket by rounding alone (s = 1 to the rounding of its sum): done.
+    const at::Tensor rounded = outside & (at::abs(s - 1) <= 4 * eps * count);
     hi = at::where(outside & at::isinf(hi), at::maximum(lo, upper), hi);
     next = at::where(outside, lo + 0.5 * (hi - lo), next);
+    newton_step = ~outside;
+    // Done: the step is at rounding level; or k = 1 and the support is the one the previous
+    // Newton step reached (Michelot's fixed point: lambda is the exact threshold of the support).
+    // (s = 1 to the rounding of its sum ended the row above: otherwise a float row whose sum
+    // rounds below 1 would leave the bracket and wander in its last ulps until bisection ends it.)
     const at::Tensor tolerance = 4 * eps * at::abs(lambda).clamp_min(1);
-    const at::Tensor small = (at::abs(next - lambda) <= tolerance) | (hi - lo <= tolerance);
-    lambda = at::where(done, lambda, next);
+    const at::Tensor step = at::abs(next - lambda);
+    const at::Tensor stalled = (stable & (k == 1)) | rounded;
+    const at::Tensor small = (step <= tolerance) | (hi - lo <= tolerance) | stalled;
+    previous_step = step;
+    lambda = at::where(done | stalled, lambda, next);  // a stalled row keeps its threshold
     done = done | small;
   }
   return lambda;
@@ -153,6 +200,7 @@ at::Tensor newton_offset(const at::Tensor& y, const at::Tensor& a, const at::Ten
   at::Tensor lo = at::exp(-std::log(static_cast<double>(n)) / k) * at::ones_like(column);
   at::Tensor hi = at::ones_like(column), c = at::ones_like(column);
   at::Tensor done = at::zeros_like(column, column.options().dtype(at::kBool));
+
   for (int it = 0; it < kMaxIterations && !all_true(done); ++it) {
     const at::Tensor base = c + a * y;
     const at::Tensor inside = base > 0;
@@ -161,11 +209,16 @@ at::Tensor newton_offset(const at::Tensor& y, const at::Tensor& a, const at::Ten
     const at::Tensor f = (uk1 * u).sum(-1, true) - 1, slope = k * uk1.sum(-1, true);
     hi = at::where((f >= 0) & ~done, c, hi);
     lo = at::where((f < 0) & ~done, c, lo);
-    done = done | (f == 0) | (slope == 0);
+    // Near an entry at the support boundary f' is huge and steps are tiny long before f is 0,
+    // so stop on the bracket or on f at the rounding of its sum, not on the step.
+    const at::Tensor count = inside.sum(-1, true).to(y.scalar_type());
+    done = done | (at::abs(f) <= 4 * eps * at::sqrt(count)) | (slope == 0);
     at::Tensor next = c - f / slope;
-    next = at::where((next > lo) & (next < hi), next, lo + 0.5 * (hi - lo));
-    const at::Tensor small = (next == c) | (hi - lo <= 2 * eps * hi);
-    c = at::where(done, c, next);
+    const at::Tensor outside = ~((next > lo) & (next < hi));
+    const at::Tensor rounded = outside & (at::abs(f) <= 4 * eps * count);  // out of the bracket by rounding
+    next = at::where(outside, lo + 0.5 * (hi - lo), next);
+    const at::Tensor small = (next == c) | (hi - lo <= 2 * eps * hi) | rounded;
+    c = at::where(done | rounded, c, next);
     done = done | small;
   }
   return c;
@@ -188,13 +241,14 @@ at::Tensor newton_dense(const at::Tensor& y, const at::Tensor& a, const at::Tens
     const at::Tensor above = s >= 1;
     lo = at::where(above & ~done, lambda, lo);
     hi = at::where(~above & ~done, lambda, hi);
-    done = done | (s == 1) | (slope == 0);
+    done = done | (at::abs(s - 1) <= 4 * eps * std::sqrt(static_cast<double>(n))) | (slope == 0);  // s = 1 to rounding
     at::Tensor next = lambda + (s - 1) / (a * k * slope);
     const at::Tensor outside = ~((next > lo) & (next < hi));
     hi = at::where(outside & at::isinf(hi), at::maximum(lo, upper), hi);
     next = at::where(outside, lo + 0.5 * (hi - lo), next);
     const at::Tensor tolerance = 4 * eps * at::abs(lambda).clamp_min(1);
-    const at::Tensor small = (at::abs(next - lambda) <= tolerance) | (hi - lo <= tolerance);
+    const at::Tensor step = at::abs(next - lambda);
+    const at::Tensor small = (step <= tolerance) | (hi - lo <= tolerance);
     lambda = at::where(done, lambda, next);
     done = done | small;
   }
@@ -284,6 +338,7 @@ at::Tensor budget_threshold(const at::Tensor& y, const at::Tensor& b) {
   at::Tensor lo = at::where(y > -inf, y, inf).amin(-1, true) - 1, hi = y.amax(-1, true);
   at::Tensor t = lo.clone();
   at::Tensor done = at::zeros_like(t, t.options().dtype(at::kBool));
+  at::Tensor previous_na = at::full_like(t, -1.0), previous_nu = at::full_like(t, -1.0);
   for (int it = 0; it < kMaxIterations && !all_true(done); ++it) {
     const at::Tensor u = y - t;
     const at::Tensor saturated = u >= 1, active = (u > 0) & ~saturated;
@@ -293,8 +348,13 @@ at::Tensor budget_threshold(const at::Tensor& y, const at::Tensor& b) {
     lo = at::where((f > 0) & ~done, t, lo);
     hi = at::where((f < 0) & ~done, t, hi);
     const at::Tensor root = (at::where(active, y, 0.0).sum(-1, true) + nu - b) / na;
-    const at::Tensor next = at::where((na > 0) & (root > lo) & (root < hi), root, lo + 0.5 * (hi - lo));
-    const at::Tensor small = (next == t) | (hi - lo <= 4 * eps * at::abs(t).clamp_min(1));
+    const at::Tensor use_root = (na > 0) & (root > lo) & (root < hi);
+    const at::Tensor next = at::where(use_root, root, lo + 0.5 * (hi - lo));
+    // The sets of the previous step again: the root of their piece is the threshold.
+    const at::Tensor same_sets = use_root & (na == previous_na) & (nu == previous_nu);
+    const at::Tensor small = (next == t) | (hi - lo <= 4 * eps * at::abs(t).clamp_min(1)) | same_sets;
+    previous_na = na;
+    previous_nu = nu;
     t = at::where(done, t, next);
     done = done | small;
   }
