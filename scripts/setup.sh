@@ -17,6 +17,7 @@ packages=(
   nlohmann-json3-dev  # JSON: the corpus files of the text-classification example
   libcli11-dev        # command lines of the examples
   libpng-dev          # PNG images embedded in the reports of the experiment kit (examples/kit)
+  libopenblas0-serial # an optimised BLAS for LibTorch (Debian's default libblas.so.3 is the reference one, 8x slower here)
 )
 
 as_root=()

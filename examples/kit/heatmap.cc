@@ -11,7 +11,7 @@
 namespace kit {
 namespace {
 
-constexpr double kCharacterWidth = 7.0;  // SVG units per character at font size 11
+constexpr double kCharacterWidth = 8.5;  // SVG units per character at font size 11 (upper case: "OW" is 18 wide)
 constexpr double kFontSize = 11.0;
 
 // Characters of UTF-8 text (continuation bytes not counted), for the label margins.

@@ -31,7 +31,7 @@ ColourScale heatmap_scale(const Matrix& values, const HeatmapOptions& options);
 /// A standalone <svg class="heatmap">: cell (r, c) is a rect at x = margin_left + c * cell,
 /// y = margin_top + r * cell, cell x cell, filled with css_colour(scale(value)) and holding a
 /// <title> "<row label> / <column label>: value" (labels default to the indices); margins
-/// leave room for the labels (7 units per character at font size 11). Every label is escaped.
+/// leave room for the labels (8.5 units per character at font size 11). Every label is escaped.
 /// Throws std::invalid_argument for an empty or non-finite matrix, label counts that are
 /// neither 0 nor the matrix's, or cell <= 0.
 std::string heatmap_svg(const Matrix& values, const HeatmapOptions& options = {});
