@@ -18,6 +18,7 @@ packages=(
   libcli11-dev        # command lines of the examples
   libpng-dev          # PNG images embedded in the reports of the experiment kit (examples/kit)
   libopenblas0-serial # an optimised BLAS for LibTorch (Debian's default libblas.so.3 is the reference one, 8x slower here)
+  zlib1g-dev dataset-fashion-mnist  # the VQA example (examples/vqa): gzip reading, Fashion-MNIST's IDX files in /usr/share/datasets/fashion-mnist
 )
 
 as_root=()
