@@ -103,7 +103,6 @@ at::Tensor newton_lambda(const at::Tensor& y, const at::Tensor& a, const at::Ten
   at::Tensor support = at::full_like(column, -1.0);
   const at::Tensor upper = -at::expm1(-std::log(static_cast<double>(n)) / k) / a;
   const bool maybe_two = !k_value || *k_value == 2;
-  at::Tensor previous_step = at::full_like(column, std::numeric_limits<double>::infinity());
   at::Tensor newton_step = at::ones_like(column, column.options().dtype(at::kBool));
   const at::Tensor is_two = k_value ? at::full_like(done, *k_value == 2) : k == 2;
   // k = 1 and 2 (sparsemax, entmax-1.5, 2-normmax): the sums from u = a y + (1 - a lambda), a y
@@ -183,7 +182,6 @@ at::Tensor newton_lambda(const at::Tensor& y, const at::Tensor& a, const at::Ten
     const at::Tensor step = at::abs(next - lambda);
     const at::Tensor stalled = (stable & (k == 1)) | rounded;
     const at::Tensor small = (step <= tolerance) | (hi - lo <= tolerance) | stalled;
-    previous_step = step;
     lambda = at::where(done | stalled, lambda, next);  // a stalled row keeps its threshold
     done = done | small;
   }

@@ -137,11 +137,20 @@ ExpectationParts expectation_1d(double alpha, const at::Tensor& mu_in, const at:
   const auto [minus_tau, a_column] = beta_gaussian_1d(alpha, sigma2);
   const at::Tensor coefficient = at::pow((alpha - 1) * minus_tau, k);  // (B, 1)
   const at::Tensor a = a_column.expand_as(d), s = at::sqrt(w).expand_as(d);
-  std::array<at::Tensor, 3> P = quadrature_moments(k, a, d, s);
+  std::array<at::Tensor, 3> P;
   if (alpha == 2) {
-    const std::array<at::Tensor, 3> closed = parabola_moments(a, d, s);
-    const at::Tensor use = (at::abs(d) <= a + 8 * s) & (2 * a >= s);
-    for (int m = 0; m < 3; ++m) P[m] = at::where(use, closed[m], P[m]);
+    // The closed form, and the rule only for the pairs where the closed form cancels (d more
+    // than 8 s outside the support, or a support narrow for the basis function).
+    P = parabola_moments(a, d, s);
+    const at::Tensor rule = ~((at::abs(d) <= a + 8 * s) & (2 * a >= s));
+    if (!d.is_meta() && rule.any().item<bool>()) {
+      const at::Tensor index = rule.flatten().nonzero().flatten();
+      auto pick = [&](const at::Tensor& t) { return t.flatten().index_select(0, index); };
+      const std::array<at::Tensor, 3> Q = quadrature_moments(k, pick(a), pick(d), pick(s));
+      for (int m = 0; m < 3; ++m) P[m] = P[m].flatten().index_copy(0, index, Q[m]).view_as(d);
+    }
+  } else {
+    P = quadrature_moments(k, a, d, s);
   }
   return {coefficient * P[0], coefficient * (d * P[0] - P[1]) / w,
           coefficient * (d * P[1] - P[2]) / (w * (alpha + 1) * sigma2)};
