@@ -97,7 +97,10 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
     ctx->save_for_backward({r.p, r.per_row.defined() ? r.per_row : at::empty({0}, r.p.options()), out});
     ctx->saved_data["map_parameter_dim"] =
         std::vector<double>{static_cast<double>(map), parameter, static_cast<double>(r.view.dim)};
-    if (r.per_row.defined()) ctx->saved_data["alpha_sizes"] = alpha.sizes().vec();
+    if (r.per_row.defined()) {
+      ctx->saved_data["alpha_sizes"] = alpha.sizes().vec();
+      ctx->saved_data["alpha_device"] = alpha.device().str();  // the generic path moved it to x's
+    }
     return out;
   }
 
@@ -157,6 +160,8 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
       // Back to the broadcast shape (size 1 along dim), then summed to alpha's own shape.
       const auto sizes = ctx->saved_data["alpha_sizes"].toIntVector();
       dalpha_out = dalpha.movedim(-1, dim).sum_to_size(sizes);
+      const c10::Device device(ctx->saved_data["alpha_device"].toStringRef());
+      if (!dalpha_out.is_meta() && dalpha_out.device() != device) dalpha_out = dalpha_out.to(device);
     }
     return {dx_out, dalpha_out, at::Tensor(), at::Tensor(), at::Tensor()};
   }
