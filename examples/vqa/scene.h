@@ -28,7 +28,7 @@ struct SceneOptions {
 };
 
 /// Throws std::invalid_argument naming the option unless 1 <= min_items <= max_items <= 4,
-/// 8 <= min_side <= max_side <= min(28, canvas), canvas <= 512, gap, clutter, clutter_gap >= 0 and
+/// 8 <= min_side <= max_side <= min(28, canvas), 8 <= canvas <= 512, gap, clutter, clutter_gap >= 0 and
 /// 1 <= clutter_side <= 28.
 void check_scene_options(const SceneOptions& options);
 
