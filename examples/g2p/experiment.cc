@@ -157,6 +157,7 @@ std::vector<VariantResult> run_experiment(const Dataset& data, const ExperimentO
   const nlohmann::json info{{"date", kit::utc_now()},
                             {"command", options.command},
                             {"hardware_threads", std::thread::hardware_concurrency()},
+                            {"jobs", options.jobs},
                             {"words", data.entries.size()},
                             {"train_words", data.split.train.size()},
                             {"train_pronunciations", data.train_pairs.size()},

@@ -20,6 +20,7 @@ struct ExperimentOptions {
   std::filesystem::path out;          ///< out/<variant>/seed<k>/ per run, results and report in out
   std::string command;                ///< recorded in the results
   std::size_t report_words = 8;       ///< test words shown per variant
+  std::size_t jobs = 1;               ///< recorded in the results: runs trained side by side (main.cc)
 };
 
 /// The quick command's sizes (README): 12,000 training words, 500 dev and 2,000 test words, a

@@ -7,11 +7,16 @@
 #include <CLI/CLI.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "experiment.h"
+#include "kit/child_processes.h"
 #include "kit/run_info.h"
 
 namespace {
@@ -51,6 +56,27 @@ std::string attended_text(const g2p::StepAttention& s, const std::string& word) 
   return out;
 }
 
+// The `train` command of one run of an experiment, with every option that defines it, for
+// running the runs side by side as child processes (kit::run_commands).
+std::vector<std::string> train_command(const std::string& cache, bool keep_stress, const g2p::DataOptions& data,
+                                       const g2p::ExperimentOptions& experiment, const std::string& variant,
+                                       std::uint64_t seed) {
+  const auto& t = experiment.train;
+  std::vector<std::string> c{kit::self_executable(), "--cache", cache, "--threads", "1"};
+  if (keep_stress) c.emplace_back("--keep-stress");
+  for (const std::string& a :
+       {std::string("train"), std::string("--variant"), variant, std::string("--seed"), std::to_string(seed),
+        std::string("--epochs"), std::to_string(t.epochs), std::string("--subset"), std::to_string(data.train_subset),
+        std::string("--dev-subset"), std::to_string(data.dev_subset), std::string("--test-subset"),
+        std::to_string(data.test_subset), std::string("--hidden"), std::to_string(t.hidden), std::string("--embedding"),
+        std::to_string(t.embedding), std::string("--basis"), std::to_string(t.basis), std::string("--beam"),
+        std::to_string(t.beam), std::string("--out"),
+        (experiment.out / variant / ("seed" + std::to_string(seed))).string(), std::string("--resume"),
+        std::string("--no-progress")})
+    c.push_back(a);
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,6 +98,11 @@ int main(int argc, char** argv) {
   quick->add_option("--out", quick_out, "output directory")->capture_default_str();
   auto* full = app.add_subcommand("full", "the full protocol: every variant x 3 seeds, all training words");
   full->add_option("--out", full_out, "output directory")->capture_default_str();
+  std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  for (auto* command : {quick, full})
+    command->add_option("--jobs", jobs, "runs trained side by side, one process of 1 thread each (default: the cores)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
   auto* train = app.add_subcommand("train", "train one variant and seed");
   const CLI::Validator known_variant(
       [](std::string& name) {
@@ -107,6 +138,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   train->add_option("--out", out, "run directory")->required();
   train->add_flag("--resume", train_options.resume, "continue the run in --out where it stopped");
+  bool no_progress = false;
+  train->add_flag("--no-progress", no_progress, "no progress bar (the epoch lines only)");
   std::string run;
   std::vector<std::string> words;
   std::size_t predict_beam = 1;
@@ -133,6 +166,7 @@ int main(int argc, char** argv) {
     experiment.command = kit::command_line(argc, argv);
     if (*train) {
       train_options.out = out;
+      train_options.progress = !no_progress;
       const g2p::Dataset data = load(cache, keep_stress, data_options);
       const g2p::TrainResult r = g2p::train(data, train_options);
       std::printf("%s seed %llu: test PER %.2f%%, WER %.2f%% (greedy); beam %zu: PER %.2f%%, WER %.2f%% (best epoch %zu)\n",
@@ -148,6 +182,17 @@ int main(int argc, char** argv) {
     } else {
       g2p::apply_full(data_options, experiment);
     }
+    // With several jobs the runs are trained side by side as `train` processes; run_experiment
+    // then finds each finished (resume), tests it and writes the results and the report.
+    if (jobs > 1) {
+      std::vector<std::vector<std::string>> commands;
+      for (const auto seed : experiment.seeds)
+        for (const auto& variant : experiment.variants)
+          commands.push_back(train_command(cache, keep_stress, data_options, experiment, variant, seed));
+      std::fprintf(stderr, "training %zu runs, %zu side by side\n", commands.size(), jobs);
+      kit::run_commands(commands, jobs);
+    }
+    experiment.jobs = jobs;
     const g2p::Dataset data = load(cache, keep_stress, data_options);
     const auto results = g2p::run_experiment(data, experiment);
     std::printf("\n%s\nresults: %s/results.md and results.json\nreport:  %s/report.html\n",
