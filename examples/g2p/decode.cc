@@ -59,15 +59,20 @@ LetterBatch letter_batch(const std::vector<const std::vector<int>*>& words) {
   return batch;
 }
 
+StepView in_double(const StepView& view) {
+  auto convert = [](const at::Tensor& t) { return t.defined() ? t.to(torch::kDouble).contiguous() : t; };
+  return {convert(view.weights), convert(view.mu), convert(view.sigma2)};
+}
+
 StepAttention step_attention(const StepView& view, std::int64_t b, std::size_t length, double alpha) {
   StepAttention s;
   if (view.weights.defined()) {
-    const at::Tensor w = view.weights[b].narrow(0, 0, static_cast<std::int64_t>(length)).to(torch::kDouble).contiguous();
-    s.weights.assign(w.data_ptr<double>(), w.data_ptr<double>() + length);
+    const double* row = view.weights.data_ptr<double>() + b * view.weights.size(1);
+    s.weights.assign(row, row + length);
   }
   if (view.mu.defined()) {
-    s.mu = view.mu[b].item<double>();
-    s.sigma2 = view.sigma2[b].item<double>();
+    s.mu = view.mu.data_ptr<double>()[b];
+    s.sigma2 = view.sigma2.data_ptr<double>()[b];
     const double a = sparcon::Density1D<double>(alpha, s.mu, s.sigma2).half_width();
     if (std::isfinite(a)) {
       s.support_begin = s.mu - a;
@@ -99,6 +104,7 @@ std::vector<std::vector<int>> greedy_decode(Seq2Seq& model, const std::vector<co
       const at::Tensor logits =
           outputs_only(model->step(encoded, state, previous, attention != nullptr ? &view : nullptr));
       previous = logits.argmax(1);
+      if (attention != nullptr) view = in_double(view);
       const auto next = previous.accessor<std::int64_t, 1>();
       for (std::int64_t k = 0; k < b; ++k) {
         const auto i = begin + static_cast<std::size_t>(k);
@@ -147,17 +153,18 @@ std::vector<std::vector<int>> beam_decode(Seq2Seq& model, const std::vector<cons
           static_cast<std::int64_t>(max_output_length(words[begin + static_cast<std::size_t>(w)]->size()));
     std::vector<at::Tensor> tokens, parents;  // per step: (B, k) the token and the hypothesis it extends
     const at::Tensor word_offset = (torch::arange(b, torch::kLong) * k).unsqueeze(1);
+    // A finished hypothesis extends only by padding, at no cost.
+    const std::int64_t v = model->options.phonemes;
+    const at::Tensor only_pad =
+        torch::full({1, 1, v}, minus_inf, torch::kDouble).index_fill_(2, torch::tensor({kPhonemePad}), 0.0);
     for (std::int64_t t = 0;; ++t) {
       // Words with `limit` phonemes end now, as greedy_decode ends them.
       for (std::int64_t w = 0; w < b; ++w)
         if (t >= limit[static_cast<std::size_t>(w)]) finished[w].fill_(true);
       if (finished.all().item<bool>()) break;
       const at::Tensor logits = outputs_only(model->step(encoded, state, previous));
-      at::Tensor logp = torch::log_softmax(logits.to(torch::kDouble), 1).view({b, k, -1});
-      const auto v = logp.size(2);
-      // A finished hypothesis extends only by padding, at no cost.
-      const at::Tensor only_pad = torch::full({v}, minus_inf, torch::kDouble).index_fill_(0, torch::tensor({kPhonemePad}), 0.0);
-      logp = torch::where(finished.unsqueeze(2), only_pad.view({1, 1, v}), logp);
+      const at::Tensor logp = torch::where(finished.unsqueeze(2), only_pad,
+                                           torch::log_softmax(logits.to(torch::kDouble), 1).view({b, k, v}));
       const at::Tensor candidates = (scores.unsqueeze(2) + logp).view({b, k * v});
       const auto [best, index] = candidates.topk(k, 1);
       const at::Tensor parent = index.div(v, "floor"), token = index.remainder(v);
@@ -200,7 +207,7 @@ std::vector<StepAttention> attend_outputs(Seq2Seq& model, const std::vector<int>
   for (const int id : output) {
     StepView view;
     model->step(encoded, state, torch::full({1}, previous, torch::kLong), &view);
-    steps.push_back(step_attention(view, 0, letters.size(), model->options.variant.alpha));
+    steps.push_back(step_attention(in_double(view), 0, letters.size(), model->options.variant.alpha));
     previous = id;
   }
   return steps;

@@ -22,8 +22,11 @@ struct LetterBatch {
 };
 LetterBatch letter_batch(const std::vector<const std::vector<int>*>& words);
 
-/// The attention of a StepView's row b over the first `length` letters as a StepAttention
-/// (the support of alpha = 2 densities from sparcon::Density1D).
+/// The view's tensors as contiguous double tensors, as step_attention reads them.
+StepView in_double(const StepView& view);
+
+/// The attention of row b of a view (in_double) over the first `length` letters as a
+/// StepAttention (the support of alpha = 2 densities from sparcon::Density1D).
 StepAttention step_attention(const StepView& view, std::int64_t b, std::size_t length, double alpha);
 
 /// Greedy decoding in batches of batch_size words: outputs[i] the phoneme ids of words[i]

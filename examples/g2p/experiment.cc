@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <thread>
+#include <utility>
 
 #include "kit/format.h"
 #include "kit/markdown.h"
@@ -76,7 +77,8 @@ std::string results_table_markdown(const std::vector<VariantResult>& results, st
 WordView word_view(Seq2Seq& model, const Dataset& data, std::size_t index) {
   const auto& letters = data.encoded[index].letters;
   const Entry& entry = data.entries[index];
-  const std::vector<int> output = greedy_decode(model, {&letters})[0];
+  std::vector<std::vector<StepAttention>> attention;
+  const std::vector<int> output = greedy_decode(model, {&letters}, 1, &attention)[0];
   WordView view;
   view.word = entry.word;
   view.output = decode_phonemes(data.phonemes, output);
@@ -86,7 +88,7 @@ WordView word_view(Seq2Seq& model, const Dataset& data, std::size_t index) {
     view.references.push_back(joined);
   }
   view.correct = score_word(view.output, entry.pronunciations).correct;
-  view.steps = attend_outputs(model, letters, output);
+  view.steps = std::move(attention[0]);
   const std::size_t n = letters.size();
   view.alignment = {view.steps.size(), n, {}};
   const Variant& variant = model->options.variant;

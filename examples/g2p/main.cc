@@ -64,16 +64,12 @@ std::vector<std::string> train_command(const std::string& cache, bool keep_stres
   const auto& t = experiment.train;
   std::vector<std::string> c{kit::self_executable(), "--cache", cache, "--threads", "1"};
   if (keep_stress) c.emplace_back("--keep-stress");
-  for (const std::string& a :
-       {std::string("train"), std::string("--variant"), variant, std::string("--seed"), std::to_string(seed),
-        std::string("--epochs"), std::to_string(t.epochs), std::string("--subset"), std::to_string(data.train_subset),
-        std::string("--dev-subset"), std::to_string(data.dev_subset), std::string("--test-subset"),
-        std::to_string(data.test_subset), std::string("--hidden"), std::to_string(t.hidden), std::string("--embedding"),
-        std::to_string(t.embedding), std::string("--basis"), std::to_string(t.basis), std::string("--beam"),
-        std::to_string(t.beam), std::string("--out"),
-        (experiment.out / variant / ("seed" + std::to_string(seed))).string(), std::string("--resume"),
-        std::string("--no-progress")})
-    c.push_back(a);
+  c.insert(c.end(), {"train", "--variant", variant, "--seed", std::to_string(seed), "--epochs", std::to_string(t.epochs),
+                     "--subset", std::to_string(data.train_subset), "--dev-subset", std::to_string(data.dev_subset),
+                     "--test-subset", std::to_string(data.test_subset), "--hidden", std::to_string(t.hidden),
+                     "--embedding", std::to_string(t.embedding), "--basis", std::to_string(t.basis), "--beam",
+                     std::to_string(t.beam), "--out", (experiment.out / variant / ("seed" + std::to_string(seed))).string(),
+                     "--resume", "--no-progress"});
   return c;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <utility>
 #include <stdexcept>
 
 #include "kit/progress.h"
@@ -209,8 +210,12 @@ Prediction predict(LoadedModel& loaded, const std::string& word, std::size_t bea
   if (!is_word(upper))
     throw std::invalid_argument("predict: '" + word + "' is not a word of letters and apostrophes");
   const std::vector<int> letters = encode_word(loaded.letters, upper);
-  const std::vector<int> output = beam <= 1 ? greedy_decode(loaded.model, {&letters})[0]
-                                            : beam_decode(loaded.model, {&letters}, beam)[0];
+  if (beam <= 1) {  // greedy decoding records the attention as it goes
+    std::vector<std::vector<StepAttention>> attention;
+    const std::vector<int> output = greedy_decode(loaded.model, {&letters}, 1, &attention)[0];
+    return {upper, decode_phonemes(loaded.phonemes, output), std::move(attention[0])};
+  }
+  const std::vector<int> output = beam_decode(loaded.model, {&letters}, beam)[0];
   return {upper, decode_phonemes(loaded.phonemes, output), attend_outputs(loaded.model, letters, output)};
 }
 

@@ -1,6 +1,8 @@
 // Device-generic continuous expectations (generic/expectation_generic.h).
 #include "generic/expectation_generic.h"
 
+#include "continuous/gauss_legendre.h"  // the core's rule (src/continuous)
+
 #include <array>
 #include <cmath>
 #include <numbers>
@@ -10,33 +12,6 @@ namespace sparcon::torch::generic {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
-
-// The 8-point Gauss-Legendre rule on [-1, 1] (Newton on P_8, as the core's gauss_legendre.h).
-const std::array<std::array<double, 8>, 2>& gauss_legendre_8() {
-  static const auto rule = [] {
-    constexpr int N = 8;
-    std::array<std::array<double, 8>, 2> out{};
-    for (int i = 0; i < N; ++i) {
-      double z = std::cos(kPi * (i + 0.75) / (N + 0.5)), dp = 0;
-      for (int it = 0; it < 100; ++it) {
-        double p0 = 1, p1 = z;
-        for (int j = 2; j <= N; ++j) {
-          const double p2 = ((2.0 * j - 1) * z * p1 - (j - 1.0) * p0) / j;
-          p0 = p1;
-          p1 = p2;
-        }
-        dp = N * (z * p1 - p0) / (z * z - 1);
-        const double step = p1 / dp;
-        z -= step;
-        if (std::abs(step) < 1e-16) break;
-      }
-      out[0][i] = z;
-      out[1][i] = 2 / ((1 - z * z) * dp * dp);
-    }
-    return out;
-  }();
-  return rule;
-}
 
 at::ScalarType wide_type(const at::Tensor& t) { return t.device().is_mps() ? at::kFloat : at::kDouble; }
 
@@ -85,12 +60,12 @@ std::array<at::Tensor, 3> parabola_moments(const at::Tensor& a, const at::Tensor
 // P_0..P_2 by the fixed rule: kPanels x 8 Gauss-Legendre points in theta over
 // [asin(lo/a), asin(hi/a)], lo, hi = the support clipped to d -+ 12 s.
 std::array<at::Tensor, 3> quadrature_moments(double k, const at::Tensor& a, const at::Tensor& d, const at::Tensor& s) {
-  const auto& rule = gauss_legendre_8();
+  const auto& rule = sparcon::detail::GaussLegendre<8>::get();
   std::vector<double> x, w;
   for (int panel = 0; panel < kPanels; ++panel)
     for (int i = 0; i < 8; ++i) {
-      x.push_back((panel + 0.5 * (rule[0][i] + 1)) / kPanels);  // in [0, 1]
-      w.push_back(0.5 * rule[1][i] / kPanels);
+      x.push_back((panel + 0.5 * (rule.x[i] + 1)) / kPanels);  // in [0, 1]
+      w.push_back(0.5 * rule.w[i] / kPanels);
     }
   const auto options = d.options();
   const at::Tensor nodes = at::tensor(x, options.device(at::kCPU)).to(d.device());
