@@ -131,6 +131,9 @@ Moments2D moments(const char* fn, std::span<const T> p, std::size_t b, ImageSize
     }
   }
   Moments2D out{m1, m2 - m1 * m1.transpose() + ridge * Eigen::Matrix2d::Identity()};
+  // The two off-diagonal sums can round apart (contracted multiply-adds of w t0 t1 and w t1 t0),
+  // by enough for Density2D's symmetry check in double: one value for both.
+  out.covariance(0, 1) = out.covariance(1, 0) = 0.5 * (out.covariance(0, 1) + out.covariance(1, 0));
   if (!(out.covariance(0, 0) > 0) || !(out.covariance.determinant() > 0))
     fail("sparcon::", fn, ": the covariance of row ", b, " is {", out.covariance(0, 0), ", ",
          out.covariance(0, 1), ", ", out.covariance(1, 0), ", ", out.covariance(1, 1),
