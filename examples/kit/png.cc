@@ -6,6 +6,7 @@
 #include <csetjmp>
 
 #include <stdexcept>
+#include <string>
 
 #include "kit/base64.h"
 #include "kit/html.h"
@@ -55,6 +56,24 @@ std::string encode_png(const Image& image) {
     png_write_row(writer.png, const_cast<png_bytep>(image.pixels.data() + y * stride));
   png_write_end(writer.png, nullptr);
   return bytes;
+}
+
+Image decode_png(std::string_view bytes, std::size_t channels) {
+  if (channels != 1 && channels != 3)
+    throw std::invalid_argument("decode_png: channels = " + std::to_string(channels) + ", expected 1 or 3");
+  png_image png{};
+  png.version = PNG_IMAGE_VERSION;
+  if (png_image_begin_read_from_memory(&png, bytes.data(), bytes.size()) == 0)
+    throw std::runtime_error(std::string("decode_png: not a readable PNG (libpng: ") + png.message + ")");
+  png.format = channels == 1 ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
+  Image image{png.width, png.height, channels, std::vector<std::uint8_t>(PNG_IMAGE_SIZE(png))};
+  const png_color black{0, 0, 0};
+  if (png_image_finish_read(&png, &black, image.pixels.data(), 0, nullptr) == 0) {
+    const std::string message = png.message;
+    png_image_free(&png);
+    throw std::runtime_error("decode_png: not a readable PNG (libpng: " + message + ")");
+  }
+  return image;
 }
 
 std::string png_data_uri(const Image& image) { return "data:image/png;base64," + base64_encode(encode_png(image)); }

@@ -15,6 +15,12 @@ namespace kit {
 /// (check_image) and std::runtime_error when libpng reports an error.
 std::string encode_png(const Image& image);
 
+/// The image of a PNG file's bytes, converted by libpng's simplified API to 8-bit grey (1
+/// channel, colours by libpng's luminance, alpha composited on black) or RGB (3). Throws
+/// std::runtime_error with libpng's message for bytes that are not a readable PNG, and
+/// std::invalid_argument for channels other than 1 or 3.
+Image decode_png(std::string_view bytes, std::size_t channels = 1);
+
 /// "data:image/png;base64," followed by the base64 of encode_png(image).
 std::string png_data_uri(const Image& image);
 

@@ -1,5 +1,7 @@
 #include "dataset.h"
 
+#include <iterator>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,28 @@ SplitData make_split(const FashionMnist& items, const DataOptions& options) {
   out.scenes = generate_scenes(items, options.scene, options.seed, count);
   for (std::size_t s = 0; s < out.scenes.size(); ++s)
     for (auto& q : generate_questions(out.scenes[s], options.questions)) out.examples.push_back({s, std::move(q)});
+  return out;
+}
+
+SplitData split_off(SplitData& data, std::size_t first) {
+  if (first > data.scenes.size())
+    throw std::invalid_argument("split_off: first scene " + std::to_string(first) + " of " +
+                                std::to_string(data.scenes.size()) + " scenes");
+  SplitData out;
+  out.split = data.split;
+  out.scenes.assign(std::make_move_iterator(data.scenes.begin() + static_cast<std::ptrdiff_t>(first)),
+                    std::make_move_iterator(data.scenes.end()));
+  data.scenes.resize(first);
+  std::vector<Example> kept;
+  for (auto& e : data.examples) {
+    if (e.scene < first) {
+      kept.push_back(std::move(e));
+    } else {
+      e.scene -= first;
+      out.examples.push_back(std::move(e));
+    }
+  }
+  data.examples = std::move(kept);
   return out;
 }
 

@@ -36,6 +36,12 @@ struct SplitData {
 /// (generate_questions), count = train_scenes or test_scenes by items.split.
 SplitData make_split(const FashionMnist& items, const DataOptions& options);
 
+/// Moves scenes first.. of data and their questions into a split of their own (their scene
+/// indices renumbered from 0; Scene::index, which made them, kept): the dev scenes are the
+/// training split's scenes train_scenes..train_scenes + dev - 1, generated from training items
+/// after the training scenes. Throws std::invalid_argument when first > the number of scenes.
+SplitData split_off(SplitData& data, std::size_t first);
+
 /// Per question type (QuestionType order), the number of examples.
 std::array<std::size_t, kQuestionTypeCount> type_counts(const SplitData& data);
 

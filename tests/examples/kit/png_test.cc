@@ -87,6 +87,37 @@ TEST(Png, GreyRgbAndRgbaRoundTripPixelForPixel) {
   }
 }
 
+TEST(Png, DecodeReadsWhatEncodeWroteAndConvertsColourToGrey) {
+  // encode_png is checked against libpng's reader above; decode_png must return the same pixels.
+  for (const std::size_t channels : {1u, 3u}) {
+    SCOPED_TRACE(channels);
+    const kit::Image image = pattern(9, 4, channels);
+    const kit::Image back = kit::decode_png(kit::encode_png(image), channels);
+    EXPECT_EQ(back.width, 9u);
+    EXPECT_EQ(back.height, 4u);
+    EXPECT_EQ(back.channels, channels);
+    EXPECT_EQ(back.pixels, image.pixels);
+  }
+  // Grey written as RGB (r = g = b) reads back as the grey values, to libpng's rounding.
+  const kit::Image grey = pattern(6, 3, 1);
+  kit::Image rgb{6, 3, 3, {}};
+  for (const auto v : grey.pixels) rgb.pixels.insert(rgb.pixels.end(), {v, v, v});
+  const kit::Image converted = kit::decode_png(kit::encode_png(rgb), 1);
+  ASSERT_EQ(converted.pixels.size(), grey.pixels.size());
+  for (std::size_t i = 0; i < grey.pixels.size(); ++i) EXPECT_NEAR(converted.pixels[i], grey.pixels[i], 1) << i;
+  // Not a PNG, a truncated one, and a channel count it does not produce.
+  const std::string file = kit::encode_png(grey);
+  for (const std::string& bad : {std::string("not a png at all"), file.substr(0, file.size() / 2)}) {
+    try {
+      (void)kit::decode_png(bad);
+      ADD_FAILURE() << "no error for " << bad.size() << " bytes";
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("not a readable PNG"));
+    }
+  }
+  EXPECT_THROW((void)kit::decode_png(file, 2), std::invalid_argument);
+}
+
 TEST(Png, GreyImageOfAMatrixAndItsDataUri) {
   // rows = height: 2 x 3 values in [0, 2] -> round(255 * v / 2).
   const kit::Image image = kit::grey_image({2, 3, {0.0, 0.5, 1.0, 1.5, 2.0, 3.0}}, 0.0, 2.0);
