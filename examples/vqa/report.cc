@@ -82,7 +82,9 @@ std::string scene_svg(const QuestionView& view, double size) {
   kit::ColourScale scale;
   scale.vmin = 0;
   scale.vmax = peak > 0 ? peak : 1;
-  std::string svg = kit::image_svg(view.image, frame) + kit::heatmap_layer(view.weights, frame, scale, 0.55) +
+  kit::Image ink_on_white = view.image;  // drawn dark on white, so that the white of zero weight stays white
+  for (auto& v : ink_on_white.pixels) v = static_cast<std::uint8_t>(255 - v);
+  std::string svg = kit::image_svg(ink_on_white, frame) + kit::heatmap_layer(view.weights, frame, scale, 0.55) +
                     evidence_svg(view.evidence, frame);
   if (!view.densities.empty()) svg += contours_svg(view, frame) + ellipses_svg(view, frame);
   return kit::svg_element(size, size, "scene", view.question, svg);

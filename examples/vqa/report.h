@@ -1,5 +1,5 @@
 // The HTML report of the VQA experiment: the results tables, then for each attention variant the
-// same test questions, each drawn as its scene with the evidence boxes (green), the discrete
+// same test questions, each drawn as its scene (ink dark on white) with the evidence boxes (green), the discrete
 // attention as a translucent heat map over the 14 x 14 cells, and for the continuous variants
 // the density's contours (at 1/4, 1/2 and 3/4 of its peak cell mass on a 42 x 42 grid), the
 // support ellipse of continuous sparsemax (solid) and each mixture component's 2-sigma ellipse
