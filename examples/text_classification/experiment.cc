@@ -87,6 +87,7 @@ std::vector<VariantResult> run_experiment(const Dataset& data, const ExperimentO
   const nlohmann::json info{{"date", kit::utc_now()},
                             {"command", options.command},
                             {"hardware_threads", std::thread::hardware_concurrency()},
+                            {"jobs", options.jobs},
                             {"duplicates_dropped", data.duplicates},
                             {"train_documents", data.split.train.size()},
                             {"dev_documents", data.split.dev.size()},

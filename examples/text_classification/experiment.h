@@ -19,6 +19,7 @@ struct ExperimentOptions {
   std::filesystem::path out;        ///< runs go to out/<variant>/seed<k>/; results and report to out/
   std::size_t report_documents = 4; ///< test documents shown per variant
   std::string command;              ///< recorded in results.json
+  std::size_t jobs = 1;             ///< recorded in results.json: runs trained side by side (main.cc)
 };
 
 /// Trains every (variant, seed) (resuming runs already on disk), writes out/results.json,

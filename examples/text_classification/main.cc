@@ -7,12 +7,15 @@
 #include <CLI/CLI.hpp>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "experiment.h"
+#include "kit/child_processes.h"
 #include "kit/run_info.h"
 
 namespace {
@@ -24,6 +27,19 @@ spam::Dataset load(const std::string& cache, const spam::DataOptions& options) {
                data.messages.size(), data.duplicates, data.split.train.size(), data.split.dev.size(),
                data.split.test.size(), data.vocabulary.size());
   return data;
+}
+
+// The `train` command of one run of an experiment, with every option that defines it, for
+// running the runs side by side as child processes (kit::run_commands).
+std::vector<std::string> train_command(const std::string& cache, const spam::DataOptions& data,
+                                       const spam::ExperimentOptions& experiment, const std::string& variant,
+                                       std::uint64_t seed) {
+  const auto& t = experiment.train;
+  return {kit::self_executable(), "--cache", cache, "--threads", "1", "train", "--variant", variant, "--seed",
+          std::to_string(seed), "--epochs", std::to_string(t.epochs), "--subset", std::to_string(data.train_subset),
+          "--max-length", std::to_string(data.max_length), "--hidden", std::to_string(t.hidden), "--embedding",
+          std::to_string(t.embedding), "--out", (experiment.out / variant / ("seed" + std::to_string(seed))).string(),
+          "--resume", "--no-progress"};
 }
 
 }  // namespace
@@ -45,6 +61,11 @@ int main(int argc, char** argv) {
   quick->add_option("--out", quick_out, "output directory")->capture_default_str();
   auto* full = app.add_subcommand("full", "the full protocol: 15 variants x 3 seeds, all training documents");
   full->add_option("--out", full_out, "output directory")->capture_default_str();
+  std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  for (auto* command : {quick, full})
+    command->add_option("--jobs", jobs, "runs trained side by side, one process of 1 thread each (default: the cores)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
   auto* train = app.add_subcommand("train", "train one variant and seed");
   const CLI::Validator known_variant(
       [](std::string& name) {
@@ -79,6 +100,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   train->add_option("--out", out, "run directory")->required();
   train->add_flag("--resume", train_options.resume, "continue the run in --out where it stopped");
+  bool no_progress = false;
+  train->add_flag("--no-progress", no_progress, "no progress bar (the epoch lines only)");
   std::string run, text_file;
   auto* predict = app.add_subcommand("predict", "classify a text file with a trained run");
   predict->add_option("--run", run, "run directory written by train")->required();
@@ -116,6 +139,7 @@ int main(int argc, char** argv) {
     if (*train) {
       train_options.out = out;
       train_options.max_length = data_options.max_length;
+      train_options.progress = !no_progress;
       const spam::Dataset data = load(cache, data_options);
       const spam::TrainResult r = spam::train(data, train_options);
       std::printf("%s seed %llu: dev %.2f%%, test %.2f%% (best epoch %zu), sparsity %.1f%%\n", r.variant.c_str(),
@@ -146,6 +170,17 @@ int main(int argc, char** argv) {
             experiment.variants.push_back(std::string(kind) + "-" + family + "-" + n);
     }
     experiment.train.max_length = data_options.max_length;
+    // With several jobs the runs are trained side by side as `train` processes; run_experiment
+    // then finds each finished (resume), tests it and writes the results and the report.
+    if (jobs > 1) {
+      std::vector<std::vector<std::string>> commands;
+      for (const auto seed : experiment.seeds)
+        for (const auto& variant : experiment.variants)
+          commands.push_back(train_command(cache, data_options, experiment, variant, seed));
+      std::fprintf(stderr, "training %zu runs, %zu side by side\n", commands.size(), jobs);
+      kit::run_commands(commands, jobs);
+    }
+    experiment.jobs = jobs;
     const spam::Dataset data = load(cache, data_options);
     const auto results = spam::run_experiment(data, experiment);
     std::printf("\n%s\nresults: %s/results.md and results.json\nreport:  %s/report.html\n",
