@@ -60,9 +60,11 @@
 #include <thread>
 #include <vector>
 
+#include "continuous/value_kernels.h"
 #include "sparcon/attention.h"
 #include "sparcon/basis.h"
 #include "sparcon/continuous.h"
+#include "sparcon/discrete.h"
 #include "split_rows.h"
 
 namespace {
@@ -249,17 +251,17 @@ struct Problem1D {
 struct Problem2D {
   sparcon::RidgeCache2D<float> ridge{sparcon::GaussianBasis2D<float>::paper(), kLambda};
   NaiveBasis2D naive_basis{ridge.basis()};
-  std::size_t n = ridge.basis().size();
+  std::size_t n = ridge.basis().size(), features;
   std::vector<float> values, dcontext, dr, mu, covariance;
   std::vector<float> context, dvalues, dmu, dsigma, r;
 
-  Problem2D() {
+  explicit Problem2D(std::size_t e) : features(e) {
     std::mt19937_64 rng(20241202);
     std::normal_distribution<float> normal(0.0F, 1.0F);
     std::uniform_real_distribution<float> loc(0.2F, 0.8F), sd(0.03F, 0.2F), angle(0.0F, static_cast<float>(kPi));
-    values.resize(kBatch * kSide * kSide * kFeatures);
+    values.resize(kBatch * kSide * kSide * features);
     for (float& v : values) v = normal(rng);
-    dcontext.resize(kBatch * kFeatures);
+    dcontext.resize(kBatch * features);
     for (float& v : dcontext) v = normal(rng);
     dr.resize(kBatch * n);
     for (float& v : dr) v = normal(rng);
@@ -273,7 +275,7 @@ struct Problem2D {
       const float off = static_cast<float>(c01);
       covariance.insert(covariance.end(), {static_cast<float>(c00), off, off, static_cast<float>(c11)});
     }
-    context.assign(kBatch * kFeatures, 0.0F);
+    context.assign(kBatch * features, 0.0F);
     dvalues.assign(values.size(), 0.0F);
     dmu.assign(2 * kBatch, 0.0F);
     dsigma.assign(4 * kBatch, 0.0F);
@@ -297,7 +299,7 @@ Problem1D& problem_1d() {
   return p;
 }
 Problem2D& problem_2d() {
-  static Problem2D p;
+  static Problem2D p(kFeatures);
   return p;
 }
 
@@ -479,6 +481,118 @@ void register_all() {
   }
 }
 
+// ---- issue 15: 2D attention against discrete softmax attention --------------------------
+//
+// The workload of issue 15: batch 64, values 14 x 14 x 512, the paper's basis (N = 100), lambda
+// 0.01, densities drawn as for the 2d problem (Problem2D with E = 512; its own draws). Names
+// <op>/img512[/a<alpha>]/t<threads>, op one of
+//   copy            memcpy of the values (25.7 MB) into another buffer (t1 only)
+//   softmax_fwd     discrete softmax attention over the 196 cells: p = sparcon::softmax of a
+//                   fixed random score row per example, context = sum_l p_l h_l
+//   softmax_fwdbwd  that and its backward: dp_l = <h_l, dcontext>, dscores =
+//                   sparcon::softmax_backward(p, dp), dvalues_l = p_l dcontext
+//   expect, expect_bwd, lib_fwd, lib_bwd, lib_fwdbwd   as above, on this workload
+// The discrete attention's value side runs on the same Highway kernels as the continuous value
+// side (simd::axpy / dot / scale, sums in double), so the two differ by the expectation and by
+// G (L x N) alone; scores are given (their computation from queries is outside both).
+struct SoftmaxAttention {
+  std::vector<float> scores, p, dp, dscores;
+  explicit SoftmaxAttention(std::size_t cells) : p(kBatch * cells), dp(kBatch * cells), dscores(kBatch * cells) {
+    std::mt19937_64 rng(15);
+    std::normal_distribution<float> normal(0.0F, 1.0F);
+    for (std::size_t i = 0; i < kBatch * cells; ++i) scores.push_back(normal(rng));
+  }
+};
+
+Problem2D& problem_2d_wide() {
+  static Problem2D p(512);
+  return p;
+}
+
+void softmax_attention_fwd(Problem2D& p, SoftmaxAttention& s, unsigned threads) {
+  const std::size_t cells = kSide * kSide, e = p.features;
+  split_rows(kBatch, threads, [&](std::size_t begin, std::size_t end) {
+    const sparcon::Rows rows{end - begin, cells};
+    sparcon::softmax<float>(std::span<const float>(s.scores.data() + begin * cells, rows.count * cells),
+                            std::span<float>(s.p.data() + begin * cells, rows.count * cells), rows, {1});
+    std::vector<double> sum(e);
+    for (std::size_t b = begin; b < end; ++b) {
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (std::size_t l = 0; l < cells; ++l)
+        sparcon::simd::axpy(s.p[b * cells + l], p.values.data() + (b * cells + l) * e, sum.data(), e);
+      for (std::size_t f = 0; f < e; ++f) p.context[b * e + f] = static_cast<float>(sum[f]);
+    }
+  });
+}
+
+void softmax_attention_bwd(Problem2D& p, SoftmaxAttention& s, unsigned threads) {
+  const std::size_t cells = kSide * kSide, e = p.features;
+  split_rows(kBatch, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t b = begin; b < end; ++b) {
+      const float* dc = p.dcontext.data() + b * e;
+      for (std::size_t l = 0; l < cells; ++l)
+        s.dp[b * cells + l] = static_cast<float>(sparcon::simd::dot(p.values.data() + (b * cells + l) * e, dc, e));
+    }
+    const sparcon::Rows rows{end - begin, cells};
+    sparcon::softmax_backward<float>(std::span<const float>(s.p.data() + begin * cells, rows.count * cells),
+                                     std::span<const float>(s.dp.data() + begin * cells, rows.count * cells),
+                                     std::span<float>(s.dscores.data() + begin * cells, rows.count * cells), rows, {1});
+    for (std::size_t b = begin; b < end; ++b)
+      for (std::size_t l = 0; l < cells; ++l)
+        sparcon::simd::scale(s.p[b * cells + l], p.dcontext.data() + b * e,
+                             p.dvalues.data() + (b * cells + l) * e, e);
+  });
+}
+
+void register_issue15() {
+  Problem2D* pp = &problem_2d_wide();
+  auto sa = std::make_shared<SoftmaxAttention>(kSide * kSide);
+  auto copy = std::make_shared<std::vector<float>>(pp->values.size());
+  reg("copy/img512/t1", [pp, copy] {
+    std::memcpy(copy->data(), pp->values.data(), pp->values.size() * sizeof(float));
+    benchmark::DoNotOptimize(copy->data());
+  });
+  const sparcon::ImageShape shape{kBatch, kSide, kSide, pp->features};
+  for (unsigned t : kThreads) {
+    const std::string th_name = "/t" + std::to_string(t);
+    reg("softmax_fwd/img512" + th_name, [pp, sa, t] {
+      softmax_attention_fwd(*pp, *sa, t);
+      benchmark::DoNotOptimize(pp->context.data());
+    });
+    reg("softmax_fwdbwd/img512" + th_name, [pp, sa, t] {
+      softmax_attention_fwd(*pp, *sa, t);
+      softmax_attention_bwd(*pp, *sa, t);
+      benchmark::DoNotOptimize(pp->dvalues.data());
+    });
+    for (float alpha : kAlphas) {
+      const sparcon::Threads th{t};
+      auto sg = std::make_shared<std::vector<float>>(pp->sigma(alpha));
+      const std::string suffix = "/img512/" + alpha_name(alpha) + th_name;
+      reg("expect" + suffix, [pp, sg, alpha, th] {
+        sparcon::expectation_2d<float>(alpha, pp->mu, *sg, pp->ridge.basis(), pp->r, th);
+        benchmark::DoNotOptimize(pp->r.data());
+      });
+      reg("expect_bwd" + suffix, [pp, sg, alpha, th] {
+        sparcon::expectation_2d_backward<float>(alpha, pp->mu, *sg, pp->ridge.basis(), pp->dr, pp->dmu,
+                                                pp->dsigma, pp->r, th);
+        benchmark::DoNotOptimize(pp->dmu.data());
+      });
+      auto fwd = [pp, sg, alpha, th, shape] {
+        sparcon::continuous_attention_2d<float>(alpha, pp->ridge, pp->values, shape, pp->mu, *sg, pp->context, th);
+        benchmark::DoNotOptimize(pp->context.data());
+      };
+      auto bwd = [pp, sg, alpha, th, shape] {
+        sparcon::continuous_attention_2d_backward<float>(alpha, pp->ridge, pp->values, shape, pp->mu, *sg,
+                                                         pp->dcontext, pp->dvalues, pp->dmu, pp->dsigma, th);
+        benchmark::DoNotOptimize(pp->dvalues.data());
+      };
+      reg("lib_fwd" + suffix, fwd);
+      reg("lib_bwd" + suffix, bwd);
+      reg("lib_fwdbwd" + suffix, [fwd, bwd] { fwd(); bwd(); });
+    }
+  }
+}
+
 // ---- accuracy ----------------------------------------------------------------------------
 
 // max over rows of max_i |x - ref| / max_i |ref|, rows of `width` entries.
@@ -577,6 +691,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   register_all();
+  register_issue15();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -35,13 +35,14 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <unordered_map>
 #include <vector>
 
 #include "check.h"
 #include "continuous/batch.h"
 #include "continuous/checks.h"
 #include "continuous/matrix2.h"
-#include "continuous/profile_moments.h"
+#include "continuous/ray_kernels.h"
 #include "parallel_rows.h"
 #include "sparcon/continuous.h"
 
@@ -50,8 +51,6 @@ namespace detail {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
-// Rays on which psi stays below e^-44 of its largest value on the disk are skipped.
-constexpr double kNegligible = 44;
 
 // r and its gradients for one (density, basis function) pair.
 struct Integrals2D {
@@ -126,53 +125,64 @@ int angular_nodes(const Density2DParts& p, const Basis2D& psi, const Eigen::Vect
   return static_cast<int>(std::clamp(n, 32.0, 8192.0));
 }
 
-// One node of the angular rule: the direction e = Sigma^(1/2) (cos v, sin v), psi along the ray
-// as exp(-(a rho^2 - 2 b rho + kappa)/2), and the log of psi's largest value on [0, rho_max].
-struct Ray {
-  Eigen::Vector2d e;
-  double a, b, log_max;
+// The unit vectors (cos v_i, sin v_i), v_i = 2 pi i / n, of an n-node rule, padded with (1, 0) to
+// a multiple of 64 entries (ray_kernels.h reads whole vectors): built once per n and thread and
+// kept, up to 2^20 entries in all per thread (the cache starts afresh beyond).
+struct UnitCircle {
+  std::vector<double> cos, sin;
 };
 
-Integrals2D beta_gaussian(const Density2DParts& p, const Basis2D& psi, std::vector<Ray>& rays) {
+const UnitCircle& unit_circle(std::size_t n) {
+  static thread_local std::unordered_map<std::size_t, UnitCircle> tables;
+  static thread_local std::size_t entries = 0;
+  if (const auto it = tables.find(n); it != tables.end()) return it->second;
+  const std::size_t padded = (n + 63) / 64 * 64;
+  if (entries + padded > (std::size_t{1} << 20)) {
+    tables.clear();
+    entries = 0;
+  }
+  UnitCircle& t = tables[n];
+  t.cos.assign(padded, 1.0);
+  t.sin.assign(padded, 0.0);
+  const double step = 2 * kPi / static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    t.cos[i] = std::cos(step * static_cast<double>(i));
+    t.sin[i] = std::sin(step * static_cast<double>(i));
+  }
+  entries += padded;
+  return t;
+}
+
+// With e = Sigma^(1/2) u along the ray of unit direction u: a = e^T P e = u^T A u with
+// A = Sigma^(1/2) P Sigma^(1/2), b = e^T P d = beta . u with beta = Sigma^(1/2) P d; the rays' sums
+// (ray_kernels.h) of w P_2 u and w P_3 u u^T give E1 and E2 through e = Sigma^(1/2) u.
+Integrals2D beta_gaussian(const Density2DParts& p, const Basis2D& psi) {
   const Eigen::Vector2d d = psi.center - p.mu;
-  const double kappa = d.dot(psi.precision * d), r = p.rho_max;
-  const int n = angular_nodes(p, psi, d);
-  // First pass: every ray's Gaussian, and the largest value psi reaches on the disk. The unit
-  // vectors (cos v_i, sin v_i) come from a rotation recurrence, restarted exactly every 32 nodes.
-  rays.resize(static_cast<std::size_t>(n));
-  const double step = 2 * kPi / n, c_step = std::cos(step), s_step = std::sin(step);
-  double best = -std::numeric_limits<double>::infinity(), cv = 1, sv = 0;
-  for (int i = 0; i < n; ++i) {
-    if (i % 32 == 0) {
-      cv = std::cos(step * i);
-      sv = std::sin(step * i);
-    }
-    Ray& ray = rays[static_cast<std::size_t>(i)];
-    ray.e = p.root * Eigen::Vector2d(cv, sv);
-    const Eigen::Vector2d pe = psi.precision * ray.e;
-    ray.a = ray.e.dot(pe);
-    ray.b = d.dot(pe);
-    const double peak = std::clamp(ray.b / ray.a, 0.0, r);
-    ray.log_max = -0.5 * (ray.a * peak * peak - 2 * ray.b * peak + kappa);
-    best = std::max(best, ray.log_max);
-    const double next = cv * c_step - sv * s_step;
-    sv = sv * c_step + cv * s_step;
-    cv = next;
-  }
-  double e0 = 0;
-  Eigen::Vector2d e1 = Eigen::Vector2d::Zero();
-  Eigen::Matrix2d e2 = Eigen::Matrix2d::Zero();
-  const double scale = step * p.sqrt_det * p.coefficient * psi.norm * std::sqrt(2 * kPi);
-  for (const Ray& ray : rays) {
-    if (ray.log_max < best - kNegligible) continue;
-    const double s = 1 / std::sqrt(ray.a), centre = ray.b / ray.a;
-    const double log_f = -0.5 * std::max(0.0, kappa - ray.b * centre);
-    const auto m = profile_moments(p.k, r, 0, r, centre, s);
-    const double w = scale * s * std::exp(log_f);
-    e0 += w * m[1];
-    e1 += (w * m[2]) * ray.e;
-    e2 += (w * m[3]) * (ray.e * ray.e.transpose());
-  }
+  const double kappa = d.dot(psi.precision * d);
+  const std::size_t n = static_cast<std::size_t>(angular_nodes(p, psi, d));
+  const UnitCircle& circle = unit_circle(n);
+  const Eigen::Matrix2d a = p.root * psi.precision * p.root;
+  const Eigen::Vector2d beta = p.root * (psi.precision * d);
+  const double step = 2 * kPi / static_cast<double>(n);
+  simd::RayPair pair;
+  pair.cos = circle.cos.data();
+  pair.sin = circle.sin.data();
+  pair.n = n;
+  pair.a00 = a(0, 0);
+  pair.a01 = 0.5 * (a(0, 1) + a(1, 0));
+  pair.a11 = a(1, 1);
+  pair.b0 = beta[0];
+  pair.b1 = beta[1];
+  pair.kappa = kappa;
+  pair.radius = p.rho_max;
+  pair.k = p.k;
+  pair.scale = step * p.sqrt_det * p.coefficient * psi.norm * std::sqrt(2 * kPi);
+  const simd::RaySums sums = simd::ray_sums(pair);
+  const double e0 = sums.e0;
+  const Eigen::Vector2d e1 = p.root * Eigen::Vector2d(sums.e1[0], sums.e1[1]);
+  Eigen::Matrix2d uu;
+  uu << sums.e2[0], sums.e2[1], sums.e2[1], sums.e2[2];
+  const Eigen::Matrix2d e2 = p.root * uu * p.root;
   Integrals2D out;
   out.r = e0;
   out.dmu = psi.precision * (d * e0 - e1);
@@ -204,13 +214,12 @@ void for_each_pair(T alpha, std::span<const T> mu, std::span<const T> sigma,
   const std::vector<Basis2D> functions = prepare(basis);
   const std::size_t batch = mu.size() / 2;
   parallel_rows(example_rows(batch, basis.size()), threads, [&](std::size_t begin, std::size_t end) {
-    std::vector<Ray> rays;
     for (std::size_t b = begin; b < end; ++b) {
       const Eigen::Matrix2d s = symmetric_positive_definite("expectation_2d", "sigma", sigma.data() + 4 * b);
       const Density2D<double> density(alpha, {mu[2 * b], mu[2 * b + 1]}, to_array<double>(s));
       const Density2DParts p = parts(alpha, density);
       for (std::size_t j = 0; j < functions.size(); ++j)
-        visit(b, j, alpha == 1 ? gaussian(p, functions[j]) : beta_gaussian(p, functions[j], rays));
+        visit(b, j, alpha == 1 ? gaussian(p, functions[j]) : beta_gaussian(p, functions[j]));
     }
   });
 }

@@ -106,7 +106,7 @@ Moments by_quadrature(double k, double R, double lo, double hi, double d, double
 // the Jacobi matrix of the Laguerre polynomials and the squared first components of its
 // eigenvectors).
 struct GaussLaguerre {
-  static constexpr int kNodes = 24;
+  static constexpr int kNodes = LaguerreRule::kNodes;
   std::array<double, kNodes> x{}, w{};
   GaussLaguerre() {
     Eigen::Matrix<double, kNodes, kNodes> jacobi = Eigen::Matrix<double, kNodes, kNodes>::Zero();
@@ -225,6 +225,11 @@ Moments polynomial_profile(double R, double lo, double hi, double d, double s) {
 }
 
 }  // namespace
+
+LaguerreRule laguerre_rule() {
+  const GaussLaguerre& rule = GaussLaguerre::get();
+  return {rule.x.data(), rule.w.data()};
+}
 
 std::array<double, 4> profile_moments(double k, double R, double lo, double hi, double d, double s) {
   if (k == 1) return polynomial_profile<1>(R, lo, hi, d, s);

@@ -10,7 +10,7 @@
 
 #include "continuous/value_kernels.h"
 
-#include <atomic>
+#include "continuous/chosen_table.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace sparcon::simd::HWY_NAMESPACE {
@@ -96,19 +96,9 @@ HWY_EXPORT(ValueTable);
 
 namespace {
 
-// The chosen table, resolved at the first call (as in simd_kernels.cc).
-std::atomic<const ValueKernelTable*> chosen{nullptr};
+detail::ChosenTable<ValueKernelTable> chosen([] { return HWY_DYNAMIC_DISPATCH(ValueTable)(); });
 
-HWY_NOINLINE const ValueKernelTable& resolve() {
-  const ValueKernelTable* t = HWY_DYNAMIC_DISPATCH(ValueTable)();
-  chosen.store(t, std::memory_order_relaxed);
-  return *t;
-}
-
-HWY_INLINE const ValueKernelTable& table() {
-  const ValueKernelTable* t = chosen.load(std::memory_order_relaxed);
-  return HWY_LIKELY(t != nullptr) ? *t : resolve();
-}
+const ValueKernelTable& table() { return chosen.get(); }
 
 }  // namespace
 
@@ -120,7 +110,7 @@ void scale(double w, const float* x, float* out, std::size_t n) { table().f.scal
 void scale(double w, const double* x, double* out, std::size_t n) { table().d.scale(w, x, out, n); }
 
 namespace detail {
-std::int64_t reselect_value_kernels() { return resolve().target; }
+std::int64_t reselect_value_kernels() { return chosen.choose().target; }
 std::int64_t value_kernel_target() { return table().target; }
 }  // namespace detail
 
