@@ -49,9 +49,8 @@ Differences from ``entmax`` that remain. On inputs where entmax is inexact, cras
 And in general:
 - CPU tensors run the C++ core (Highway SIMD); tensors on any other device (CUDA, meta) run the
   device-generic kernels, written with ATen operations (the environment variable
-  SPARCON_BACKEND=generic sends CPU tensors there too). 2D continuous densities with alpha != 1
-  have no generic kernel yet and need CPU tensors. entmax's test_amp.py (CUDA autocast) was not
-  run here (no GPU);
+  SPARCON_BACKEND=generic sends CPU tensors there too), 2D continuous densities with alpha != 1
+  included. entmax's test_amp.py (CUDA autocast) was not run here (no GPU);
 - second derivatives (``create_graph=True``): the backward of softmax, sparsemax, entmax15 and
   entmax with a number alpha is differentiable; for normmax, budget and a tensor alpha a
   double backward raises ValueError (entmax builds it from torch operations);

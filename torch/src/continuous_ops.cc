@@ -402,19 +402,11 @@ class Moments : public ::torch::autograd::Function<Moments> {
 
 // ---- the generic kernels (backend.h, generic/) --------------------------------------------------
 //
-// Which cases have one: every 1D expectation, the 2D ones for alpha = 1, and the attention ops
-// built on them (value model, continuous attention, moments). Checks: the shapes as above; the
-// numbers (alpha, lambda, ridge, the basis) by the core on the host with no examples (the basis
-// is small); the data (mu, sigma, lengths, the moments) on the device, one synchronisation, and
+// Every case has one: the 1D and 2D expectations for every alpha, and the attention ops built on
+// them (value model, continuous attention, moments). Checks: the shapes as above; the numbers
+// (alpha, lambda, ridge, the basis) by the core on the host with no examples (the basis is
+// small); the data (mu, sigma, lengths, the moments) on the device, one synchronisation, and
 // when that fails the core reruns the call on host copies so that the message is the core's.
-
-bool has_generic_expectation(bool two_d, double alpha) { return !two_d || alpha == 1; }
-
-// The message for a tensor not on the CPU in a case that has no generic kernel.
-[[noreturn]] void no_generic_kernel(const char* fn, const at::Tensor& x, const char* name, double alpha) {
-  TORCH_CHECK_VALUE(false, "sparcon.", fn, ": ", name, " must be on the CPU for a 2D density with alpha = ", alpha,
-                    " (the generic kernels have the 2D closed form of alpha = 1 only), got ", x.device());
-}
 
 bool all_true(const at::Tensor& t) { return t.all().item<bool>(); }
 
@@ -456,7 +448,7 @@ class GenericExpectation : public ::torch::autograd::Function<GenericExpectation
                             const at::Tensor& centers, const at::Tensor& widths, double alpha) {
     const bool two = is_2d(centers);
     const Densities d = densities("continuous_expectation", mu, sigma, two, compute_type(mu.scalar_type()), true);
-    const generic::ExpectationParts parts = two ? generic::expectation_2d_gaussian(d.mu, d.sigma, centers, widths)
+    const generic::ExpectationParts parts = two ? generic::expectation_2d(alpha, d.mu, d.sigma, centers, widths)
                                                 : generic::expectation_1d(alpha, d.mu, d.sigma, centers, widths);
     ctx->save_for_backward({parts.dr_dmu, parts.dr_dsigma});
     ctx->saved_data["dtypes"] = std::vector<std::int64_t>{static_cast<std::int64_t>(mu.scalar_type()),
@@ -614,11 +606,7 @@ std::tuple<at::Tensor, at::Tensor> generic_moments(const at::Tensor& p, double a
 
 at::Tensor continuous_expectation(const at::Tensor& mu, const at::Tensor& sigma,
                                   const at::Tensor& centers, const at::Tensor& widths, double alpha) {
-  if (detail::use_generic(mu)) {
-    if (detail::has_generic_expectation(centers.dim() == 2, alpha))
-      return detail::generic_expectation(mu, sigma, centers, widths, alpha);
-    if (!mu.device().is_cpu()) detail::no_generic_kernel("continuous_expectation", mu, "mu", alpha);
-  }
+  if (detail::use_generic(mu)) return detail::generic_expectation(mu, sigma, centers, widths, alpha);
   return detail::Expectation::apply(mu, sigma, centers, widths, alpha);
 }
 
@@ -653,11 +641,8 @@ at::Tensor continuous_attention(const at::Tensor& values, const at::Tensor& mu, 
   const at::Tensor l = values.dim() == 3
                            ? detail::lengths_of("continuous_attention", lengths, values.size(0), values.size(1))
                            : at::empty({0}, at::kLong);
-  if (detail::use_generic(values)) {
-    if (detail::has_generic_expectation(values.dim() == 4, alpha))
-      return detail::generic_attention(values, mu, sigma, centers, widths, lambda, alpha, l);
-    if (!values.device().is_cpu()) detail::no_generic_kernel("continuous_attention", values, "values", alpha);
-  }
+  if (detail::use_generic(values))
+    return detail::generic_attention(values, mu, sigma, centers, widths, lambda, alpha, l);
   return detail::Attention::apply(values, mu, sigma, centers, widths, lambda, alpha, l);
 }
 
