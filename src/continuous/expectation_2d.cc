@@ -34,6 +34,10 @@
 #include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <numbers>
 #include <unordered_map>
 #include <vector>
@@ -224,6 +228,52 @@ void for_each_pair(T alpha, std::span<const T> mu, std::span<const T> sigma,
   });
 }
 
+// The pairs' integrals of the last few forward calls at alpha > 1, kept so that a backward call
+// on the same inputs (the forward and backward of one training step, whether through
+// continuous_attention_2d or the expectation alone) reuses them instead of computing every pair
+// again. A call is found by its inputs as bytes (the type, alpha, mu, sigma, the basis), so a hit
+// gives exactly the integrals a new computation would: the results are bit-identical either way.
+// At most kSavedCalls calls of at most kSavedPairs pairs each are kept (4 x 3.7 MB).
+struct SavedCall {
+  std::vector<unsigned char> key;
+  std::vector<Integrals2D> pairs;  // batch x N
+};
+
+constexpr std::size_t kSavedCalls = 4, kSavedPairs = std::size_t{1} << 16;
+
+std::mutex saved_mutex;
+std::deque<std::shared_ptr<const SavedCall>> saved_calls;  // newest first
+
+template <class T>
+std::vector<unsigned char> call_key(T alpha, std::span<const T> mu, std::span<const T> sigma,
+                                    const GaussianBasis2D<T>& basis) {
+  const std::size_t sizes[2] = {mu.size(), basis.size()};
+  const std::span<const T> parts[5] = {std::span<const T>(&alpha, 1), mu, sigma, basis.centers, basis.widths};
+  std::size_t total = sizeof sizes;
+  for (const auto& part : parts) total += part.size_bytes();
+  std::vector<unsigned char> key(total);  // sizeof(T) is implied by the total
+  std::memcpy(key.data(), sizes, sizeof sizes);
+  std::size_t at = sizeof sizes;
+  for (const auto& part : parts) {
+    if (!part.empty()) std::memcpy(key.data() + at, part.data(), part.size_bytes());
+    at += part.size_bytes();
+  }
+  return key;
+}
+
+void keep_call(std::shared_ptr<const SavedCall> call) {
+  const std::lock_guard<std::mutex> lock(saved_mutex);
+  saved_calls.push_front(std::move(call));
+  if (saved_calls.size() > kSavedCalls) saved_calls.pop_back();
+}
+
+std::shared_ptr<const SavedCall> find_call(const std::vector<unsigned char>& key) {
+  const std::lock_guard<std::mutex> lock(saved_mutex);
+  for (const auto& call : saved_calls)
+    if (call->key == key) return call;
+  return nullptr;
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -234,9 +284,17 @@ void expectation_2d(T alpha, std::span<const T> mu, std::span<const T> sigma,
   detail::check_inputs(fn, alpha, mu, sigma, basis);
   const std::size_t n = basis.size();
   detail::check_size(fn, "r", r, mu.size() / 2 * n, "batch * basis.size()");
+  const bool keep = alpha != 1 && r.size() <= detail::kSavedPairs && !r.empty();
+  auto call = keep ? std::make_shared<detail::SavedCall>() : nullptr;
+  if (keep) call->pairs.resize(r.size());
   detail::for_each_pair(alpha, mu, sigma, basis, threads, [&](std::size_t b, std::size_t j, const auto& i) {
     r[b * n + j] = static_cast<T>(i.r);
+    if (keep) call->pairs[b * n + j] = i;
   });
+  if (keep) {
+    call->key = detail::call_key(alpha, mu, sigma, basis);
+    detail::keep_call(std::move(call));
+  }
 }
 
 template <std::floating_point T>
@@ -253,12 +311,20 @@ void expectation_2d_backward(T alpha, std::span<const T> mu, std::span<const T> 
   if (!r.empty()) detail::check_size(fn, "r", r, batch * n, "batch * basis.size()");
   std::vector<Eigen::Vector2d> by_mu(batch, Eigen::Vector2d::Zero());
   std::vector<Eigen::Matrix2d> by_sigma(batch, Eigen::Matrix2d::Zero());
-  detail::for_each_pair(alpha, mu, sigma, basis, threads, [&](std::size_t b, std::size_t j, const auto& i) {
+  auto visit = [&](std::size_t b, std::size_t j, const detail::Integrals2D& i) {
     if (!r.empty()) r[b * n + j] = static_cast<T>(i.r);
     const double weight = g[b * n + j];
     by_mu[b] += weight * i.dmu;
     by_sigma[b] += weight * i.dsigma;
-  });
+  };
+  // The integrals of a forward call on the same inputs, when one is kept (see SavedCall).
+  const auto saved = alpha != 1 && batch > 0 ? detail::find_call(detail::call_key(alpha, mu, sigma, basis)) : nullptr;
+  if (saved) {
+    for (std::size_t b = 0; b < batch; ++b)
+      for (std::size_t j = 0; j < n; ++j) visit(b, j, saved->pairs[b * n + j]);
+  } else {
+    detail::for_each_pair(alpha, mu, sigma, basis, threads, visit);
+  }
   for (std::size_t b = 0; b < batch; ++b) {
     dmu[2 * b] = static_cast<T>(by_mu[b][0]);
     dmu[2 * b + 1] = static_cast<T>(by_mu[b][1]);

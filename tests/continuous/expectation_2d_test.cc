@@ -268,6 +268,59 @@ TEST(Expectation2DThreads, TwoThreadsAreBitIdenticalToOne) {
   }
 }
 
+TEST(Expectation2DThreads, BackwardAfterTheForwardIsBitIdentical) {
+  // expectation_2d keeps the pairs' integrals of its last few calls at alpha > 1 (at most 4) and
+  // expectation_2d_backward reuses them for the same inputs: the results must be those of a
+  // computation from scratch, bit for bit, and a changed input must not find the old call.
+  const auto basis = test_basis<double>();
+  const std::size_t N = basis.size();
+  const Batch2<double> bt = make_batch<double>(expectation_cases());
+  const std::size_t B = bt.cases.size();
+  std::vector<double> g(B * N);
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = std::sin(0.37 * static_cast<double>(i)) + 0.1;
+  struct Out {
+    std::vector<double> dmu, dsigma, r;
+  };
+  auto backward = [&](double alpha, const std::vector<double>& mu) {
+    Out o{std::vector<double>(2 * B), std::vector<double>(4 * B), std::vector<double>(B * N)};
+    sparcon::expectation_2d_backward<double>(alpha, mu, bt.sigma, basis, g, o.dmu, o.dsigma, o.r);
+    return o;
+  };
+  auto forward = [&](double alpha, const std::vector<double>& mu) {
+    std::vector<double> r(B * N);
+    sparcon::expectation_2d<double>(alpha, mu, bt.sigma, basis, r);
+    return r;
+  };
+  auto flush = [&](double alpha) {  // more calls than are kept
+    for (int k = 0; k < 8; ++k) {
+      std::vector<double> mu{0.1 * k, 0.2}, sigma{0.01, 0, 0, 0.02}, r(N);
+      sparcon::expectation_2d<double>(alpha, mu, sigma, basis, r);
+    }
+  };
+  auto expect_same = [](const Out& x, const Out& y, const char* what) {
+    for (std::size_t i = 0; i < x.dmu.size(); ++i) ASSERT_EQ(x.dmu[i], y.dmu[i]) << what << " dmu " << i;
+    for (std::size_t i = 0; i < x.dsigma.size(); ++i) ASSERT_EQ(x.dsigma[i], y.dsigma[i]) << what << " dsigma " << i;
+    for (std::size_t i = 0; i < x.r.size(); ++i) ASSERT_EQ(x.r[i], y.r[i]) << what << " r " << i;
+  };
+  for (const double alpha : {1.5, 2.0, 3.0}) {
+    SCOPED_TRACE("alpha " + std::to_string(alpha));
+    flush(alpha);
+    const Out fresh = backward(alpha, bt.mu);
+    const std::vector<double> r = forward(alpha, bt.mu);
+    const Out reused = backward(alpha, bt.mu);
+    expect_same(fresh, reused, "after the forward");
+    for (std::size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i], fresh.r[i]) << "forward r " << i;
+    // mu changed after the forward: computed anew
+    std::vector<double> moved = bt.mu;
+    moved[2] += 1e-6;
+    forward(alpha, bt.mu);
+    const Out changed = backward(alpha, moved);
+    flush(alpha);
+    expect_same(changed, backward(alpha, moved), "mu changed");
+    EXPECT_NE(changed.dmu[2], fresh.dmu[2]) << "the changed mu must change its gradient";
+  }
+}
+
 TEST(Expectation2DThreads, EmptyBatch) {
   const auto basis = sparcon::GaussianBasis2D<double>::paper();
   std::vector<double> none, r;
