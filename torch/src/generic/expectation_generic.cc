@@ -31,9 +31,10 @@ at::Tensor normal_pdf(const at::Tensor& z) { return at::exp(-0.5 * z * z) / std:
 // Phi(z2) - Phi(z1), z1 <= z2, from the tails (the core's normal_mass).
 at::Tensor normal_mass(const at::Tensor& z1, const at::Tensor& z2) {
   const double r = 1 / std::numbers::sqrt2;
-  return at::where(z1 >= 0, 0.5 * (at::erfc(z1 * r) - at::erfc(z2 * r)),
-                   at::where(z2 <= 0, 0.5 * (at::erfc(-z2 * r) - at::erfc(-z1 * r)),
-                             1 - 0.5 * at::erfc(-z1 * r) - 0.5 * at::erfc(z2 * r)));
+  const at::Tensor upper1 = at::erfc(z1 * r), upper2 = at::erfc(z2 * r), lower1 = at::erfc(-z1 * r),
+                   lower2 = at::erfc(-z2 * r);
+  return at::where(z1 >= 0, 0.5 * (upper1 - upper2),
+                   at::where(z2 <= 0, 0.5 * (lower2 - lower1), 1 - 0.5 * lower1 - 0.5 * upper2));
 }
 
 // P_0..P_{count-1} of the profile (1 - u^2/R^2) (k = 1) on [lo, hi] in closed form: with
@@ -52,11 +53,20 @@ std::vector<at::Tensor> parabola_moments(const at::Tensor& R, const at::Tensor& 
     z2p = z2p * z2;
     J[m] = (m - 1) * J[m - 2] - (z2p * f2 - z1p * f1);
   }
+  // The powers d^m and s^i J_i by products.
+  std::vector<at::Tensor> d_power(degree + 1), sj(degree + 1);
+  at::Tensor s_power = s;
+  d_power[0] = at::ones_like(d);
+  sj[0] = J[0];
+  for (int m = 1; m <= degree; ++m) {
+    d_power[m] = d_power[m - 1] * d;
+    sj[m] = s_power * J[m];
+    if (m < degree) s_power = s_power * s;
+  }
   std::vector<at::Tensor> U(degree + 1);
   for (int m = 0; m <= degree; ++m) {
-    U[m] = at::zeros_like(d);
-    for (int i = 0; i <= m; ++i)
-      U[m] = U[m] + static_cast<double>(binomial(m, i)) * at::pow(d, m - i) * at::pow(s, i) * J[i];
+    U[m] = sj[m];
+    for (int i = 0; i < m; ++i) U[m] = U[m] + static_cast<double>(binomial(m, i)) * d_power[m - i] * sj[i];
   }
   const at::Tensor q = 1 / (R * R);
   std::vector<at::Tensor> P(count);
@@ -258,7 +268,10 @@ ExpectationParts expectation_2d(double alpha, const at::Tensor& mu_in, const at:
   const at::Tensor scale = step * at::sqrt(det) * coefficient * std::sqrt(2 * kPi);
   const at::Tensor root = sigma.sqrt().matrix(), sigma_inverse = sigma.inverse().matrix();
   // The basis functions (N): precision P = S^-1 and norm 1/(2 pi sqrt(det S)).
-  const at::Tensor P = width.inverse().matrix();
+  const Symmetric2 width_inverse = width.inverse();
+  const at::Tensor P = width_inverse.matrix();
+  const Symmetric2 precision(width_inverse.xx.view({1, N, 1}), width_inverse.xy.view({1, N, 1}),
+                             width_inverse.yy.view({1, N, 1}));
   const at::Tensor norm = (1 / (2 * kPi * at::sqrt(width.det()))).view({1, N, 1});
   // The pairs (B, N): d = c - mu, kappa = d^T P d.
   const at::Tensor d = c.unsqueeze(0) - mu.unsqueeze(1);
@@ -278,14 +291,17 @@ ExpectationParts expectation_2d(double alpha, const at::Tensor& mu_in, const at:
     const std::int64_t nb = std::min(Bc, B - b0);
     const at::Tensor root_b = root.narrow(0, b0, nb), d_b = d.narrow(0, b0, nb), kappa_b = kappa.narrow(0, b0, nb).unsqueeze(-1);
     const at::Tensor rho_b = rho.narrow(0, b0, nb).view({nb, 1, 1}), scale_b = scale.narrow(0, b0, nb).view({nb, 1, 1});
+    const at::Tensor Pd_b = Pd.narrow(0, b0, nb), Pd0_b = Pd_b.select(-1, 0).unsqueeze(-1), Pd1_b = Pd_b.select(-1, 1).unsqueeze(-1);
     // psi along ray e = Sigma^(1/2) (cos v, sin v): exp(-(a rho^2 - 2 b rho + kappa)/2).
     struct Rays {
       at::Tensor e, a, b;
     };
     auto rays = [&](std::int64_t i0, std::int64_t count) {
       const at::Tensor e = at::matmul(root_b.unsqueeze(1), unit.narrow(0, i0, count).view({1, count, 2, 1})).squeeze(-1);
-      const at::Tensor Pe = at::matmul(P.view({1, N, 1, 2, 2}), e.view({nb, 1, count, 2, 1})).squeeze(-1);  // (nb, N, C, 2)
-      return Rays{e, (e.unsqueeze(1) * Pe).sum(-1), (d_b.unsqueeze(2) * Pe).sum(-1)};
+      const at::Tensor e0 = e.select(-1, 0).unsqueeze(1), e1 = e.select(-1, 1).unsqueeze(1);  // (nb, 1, C)
+      // a = e^T P e, b = (P d)^T e, (nb, N, C).
+      return Rays{e, precision.xx * e0 * e0 + 2 * precision.xy * e0 * e1 + precision.yy * e1 * e1,
+                  Pd0_b * e0 + Pd1_b * e1};
     };
     // alpha = 2: the largest value of log psi on the disk over the rays, for the rays to skip.
     at::Tensor best;
