@@ -20,6 +20,13 @@ float32, forward and forward + backward, at the thread counts given (default 1):
 Shapes, data, warm-up, repetitions (interleaved, shuffled) and medians as in bench/run_python.py,
 whose timing code this script reuses. Before timing, the generic kernels are compared with the
 core on the benchmark data (max |difference| reported).
+
+    /usr/bin/python3 bench/run_generic.py --expectation-2d      # only the 2D expectation
+
+`--expectation-2d` times instead the 2D continuous expectation r = E_p[psi] (forward, and forward
++ backward to mu and Sigma), generic against core, float32, 1 thread: 16 densities (mu in
+[0.1, 0.9]^2, Sigma = L L^T + 0.001 I, L with N(0, 0.01) entries, seed 1234) against the paper's
+10 x 10 basis (variance 0.001), alpha 1 and 2; median of --reps repetitions of one call each.
 """
 import argparse
 import datetime
@@ -63,6 +70,54 @@ def make_ops():
     return maps, list(sparcon_maps)
 
 
+def bench_expectation_2d(reps, log):
+    """The 2D expectation (see the module's docstring): Markdown lines."""
+    import time
+    import statistics
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import sparcon
+    torch.set_num_threads(1)
+    S = torch.ops.sparcon
+    g = torch.Generator().manual_seed(rp.SEED)
+    mu = torch.rand(16, 2, generator=g) * 0.8 + 0.1
+    L = torch.randn(16, 2, 2, generator=g) * 0.1
+    sigma = L @ L.transpose(1, 2) + 0.001 * torch.eye(2)
+    c, w = sparcon.continuous.default_basis_2d(10)
+    weights = torch.randn(16, 100, generator=g)
+    lines = ["| alpha | pass | generic (ms) | core (ms) | generic / core | max abs generic - core |", "|---|---|---:|---:|---:|---:|"]
+    for alpha in (1.0, 2.0):
+        out = {}
+        for backend in ("core", "generic"):
+            os.environ["SPARCON_BACKEND"] = backend
+            out[backend] = S.continuous_expectation(mu, sigma, c, w, alpha)
+        os.environ["SPARCON_BACKEND"] = "core"
+        diff = (out["generic"] - out["core"]).abs().max().item()
+        for mode in ("fwd", "fwd+bwd"):
+            t = {}
+            for backend in ("core", "generic"):
+                os.environ["SPARCON_BACKEND"] = backend
+                def run():
+                    if mode == "fwd":
+                        with torch.no_grad():
+                            S.continuous_expectation(mu, sigma, c, w, alpha)
+                    else:
+                        m, s = mu.clone().requires_grad_(), sigma.clone().requires_grad_()
+                        (S.continuous_expectation(m, s, c, w, alpha) * weights).sum().backward()
+                run()  # warm-up
+                times = []
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    run()
+                    times.append(time.perf_counter() - t0)
+                t[backend] = statistics.median(times)
+            os.environ["SPARCON_BACKEND"] = "core"
+            log("alpha %g %s: generic %.4g s, core %.4g s" % (alpha, mode, t["generic"], t["core"]))
+            lines.append("| %g | %s | %s | %s | %s | %s |" % (alpha, mode, rp.fmt_ms(t["generic"]), rp.fmt_ms(t["core"]),
+                                                         rp.fmt_ratio(t["generic"] / t["core"]),
+                                                         "%.1e" % diff if mode == "fwd" else ""))
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--markdown", metavar="FILE", help="also write the Markdown report here")
@@ -72,11 +127,25 @@ def main():
     ap.add_argument("--target-ms", type=float, default=60.0, help="minimum time of one repetition, ms")
     ap.add_argument("--threads", default="1", help="thread counts (default 1)")
     ap.add_argument("--shapes", default="all", help="comma-separated RxC (default: 1024x512,64x32000,8x1000000)")
+    ap.add_argument("--expectation-2d", action="store_true",
+                    help="time only the 2D continuous expectation, generic against core (see above)")
     args = ap.parse_args()
 
     library = os.environ.get("SPARCON_LIBRARY", rp.DEFAULT_LIBRARY)
     torch.ops.load_library(library)
     os.environ["SPARCON_BACKEND"] = "core"
+    if args.expectation_2d:
+        info = rp.machine_info()
+        start = datetime.datetime.now(datetime.timezone.utc)
+        lines = bench_expectation_2d(args.reps, lambda m: print(m, file=sys.stderr, flush=True))
+        text = "\n".join(["# The 2D continuous expectation, generic against core (float32, 1 thread)", "",
+                          "Run: %s; commit %s; torch %s." % (start.strftime("%Y-%m-%dT%H:%M:%SZ"), info["head"],
+                                                             info["torch"]), ""] + lines) + "\n"
+        print(text)
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(text)
+        return
     shapes = rp.SHAPES if args.shapes == "all" else [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
     thread_counts = [int(t) for t in args.threads.split(",")]
     rng = random.Random(rp.SEED)
