@@ -75,9 +75,11 @@ std::vector<at::Tensor> parabola_moments(const at::Tensor& R, const at::Tensor& 
 }
 
 // P_0..P_{count-1} by the fixed rule: panels x 8 Gauss-Legendre points in theta, u = R sin(theta),
-// over [asin(lo'/R), asin(hi'/R)], lo', hi' = [lo, hi] clipped to d -+ 12 s (the integrand is
-// below e^-72 of its peak outside). -R <= lo <= hi <= R; the inputs of any shape (...), the rule
-// along a new last dimension.
+// over [asin(lo'/R), asin(hi'/R)], [lo', hi'] the part of [lo, hi] where the Gaussian exceeds
+// e^-72 of its largest value on [lo, hi] (the core's window: within 12 s of d when d is inside,
+// within 144 s^2 / (sqrt(delta^2 + 144 s^2) + delta) of the nearest end when d is delta outside,
+// so that a support far from the basis function keeps its relative accuracy).
+// -R <= lo <= hi <= R; the inputs of any shape (...), the rule along a new last dimension.
 std::vector<at::Tensor> quadrature_moments(double k, const at::Tensor& R, const at::Tensor& lo, const at::Tensor& hi,
                                            const at::Tensor& d, const at::Tensor& s, int panels, int count) {
   const auto& rule = sparcon::detail::GaussLegendre<8>::get();
@@ -90,7 +92,9 @@ std::vector<at::Tensor> quadrature_moments(double k, const at::Tensor& R, const 
   const auto options = d.options();
   const at::Tensor nodes = at::tensor(x, options.device(at::kCPU)).to(d.device());
   const at::Tensor weights = at::tensor(w, options.device(at::kCPU)).to(d.device());
-  const at::Tensor clipped_lo = at::maximum(lo, d - 12 * s), clipped_hi = at::minimum(hi, d + 12 * s);
+  const at::Tensor nearest = at::minimum(at::maximum(d, lo), hi), delta = at::abs(d - nearest);
+  const at::Tensor reach = 144 * s * s / (at::sqrt(delta * delta + 144 * s * s) + delta);
+  const at::Tensor clipped_lo = at::maximum(lo, nearest - reach), clipped_hi = at::minimum(hi, nearest + reach);
   const at::Tensor empty = clipped_lo >= clipped_hi;
   const at::Tensor t_lo = at::asin((clipped_lo / R).clamp(-1, 1)).unsqueeze(-1);
   const at::Tensor t_hi = at::asin((clipped_hi / R).clamp(-1, 1)).unsqueeze(-1);

@@ -10,8 +10,9 @@
 //     alpha = 2: P_m in closed form from the truncated Gaussian moments where they do not cancel
 //                (|d| <= a + 8 s and 2a >= s, s = sqrt(w)), as the core's; by the rule below elsewhere;
 //     other alpha: a fixed composite Gauss-Legendre rule (kPanels panels of 8 points) in
-//                theta, u = a sin(theta), over the part of the support within 12 s of d (the
-//                integrand is below e^-72 of its peak outside). Error relative to max_j r_bj,
+//                theta, u = a sin(theta), over the part of the support where the Gaussian exceeds
+//                e^-72 of its largest value on the support (within 12 s of d when d is inside;
+//                the core's window). Error relative to max_j r_bj,
 //                measured against the core over scales 1e-4..0.3 and the paper's basis
 //                (test_generic_backend.py::test_expectation_1d_error_of_the_fixed_rule): below
 //                1e-11 for 1.05 <= alpha <= 3, 1e-9 at alpha = 1.01 (the profile cos^(2k+1) is
@@ -35,7 +36,9 @@
 //   hold to 1e-10 against adaptive quadrature) on random densities with the paper's 10 x 10 basis
 //   (test_generic_backend.py::test_expectation_2d_error_of_the_fixed_rule): alpha = 2 below
 //   1e-13; 1.1 <= alpha <= 3 with 2/(alpha-1) an integer (1.25, 1.5, 3: cos^(2k+1) smooth)
-//   below 1e-12; other alpha as in 1D, the profile not smooth at the edge: 2e-10 at 2.5, 3e-8 at 5.
+//   below 1e-12; other alpha as in 1D, the profile not smooth at the edge: 2e-10 at 2.5, 3e-8 at 5
+//   (for a density far from every basis function, whose r comes from the edge: 1e-14 at alpha = 1.25,
+//   1.5, 2, 3; 2e-8 at 2.5, 8e-7 at 5).
 //   The gradients: dr/dmu = P (d E0 - E1), dr/dSigma = 1/2 [sym(M Sigma^-1) - gamma tr(M) Sigma^-1],
 //   M = P (d E1^T - E2), with E0, E1, E2 = E_p[psi (1, u, u u^T)] from the same rules.
 //   Memory: the loop runs over chunks of densities and rays of at most 2^18 (alpha = 2) or
