@@ -293,7 +293,7 @@ ExpectationParts expectation_2d(double alpha, const at::Tensor& mu_in, const at:
   std::vector<at::Tensor> E0s, E1s, E2s;
   for (std::int64_t b0 = 0; b0 < B; b0 += Bc) {
     const std::int64_t nb = std::min(Bc, B - b0);
-    const at::Tensor root_b = root.narrow(0, b0, nb), d_b = d.narrow(0, b0, nb), kappa_b = kappa.narrow(0, b0, nb).unsqueeze(-1);
+    const at::Tensor root_b = root.narrow(0, b0, nb), kappa_b = kappa.narrow(0, b0, nb).unsqueeze(-1);
     const at::Tensor rho_b = rho.narrow(0, b0, nb).view({nb, 1, 1}), scale_b = scale.narrow(0, b0, nb).view({nb, 1, 1});
     const at::Tensor Pd_b = Pd.narrow(0, b0, nb), Pd0_b = Pd_b.select(-1, 0).unsqueeze(-1), Pd1_b = Pd_b.select(-1, 1).unsqueeze(-1);
     // psi along ray e = Sigma^(1/2) (cos v, sin v): exp(-(a rho^2 - 2 b rho + kappa)/2).
