@@ -88,15 +88,8 @@ QuestionView question_view(VqaModel& model, const SplitData& data, std::size_t i
   q.probability = p[best].item<double>();
   q.truth = example.question.answer;
   q.evidence = evidence_rects(example.question.evidence, static_cast<int>(scene.image.height));
-  const at::Tensor w = view.weights[0].to(torch::kDouble).contiguous();
-  q.weights = {static_cast<std::size_t>(w.size(0)), static_cast<std::size_t>(w.size(1)),
-               std::vector<double>(w.data_ptr<double>(), w.data_ptr<double>() + w.numel())};
   const Variant& variant = model->options.variant;
-  if (variant.continuous())
-    for (std::int64_t k = 0; k < view.mean.size(1); ++k) {
-      q.densities.push_back(view_density(view, 0, k, variant));
-      q.mixture_weights.push_back(view.weight[0][k].item<double>());
-    }
+  draw_attention(view, 0, variant, q);
   q.mass = q.evidence.empty() ? std::nan("") : localise(view, 0, variant, q.evidence).mass;
   return q;
 }

@@ -177,13 +177,7 @@ int main(int argc, char** argv) {
         vqa::QuestionView view;
         view.image = image;
         view.question = question;
-        const at::Tensor w = a.attention.weights[0].to(torch::kDouble).contiguous();
-        view.weights = {14, 14, std::vector<double>(w.data_ptr<double>(), w.data_ptr<double>() + 196)};
-        if (model->options.variant.continuous())
-          for (std::int64_t k = 0; k < a.attention.mean.size(1); ++k) {
-            view.densities.push_back(vqa::view_density(a.attention, 0, k, model->options.variant));
-            view.mixture_weights.push_back(a.attention.weight[0][k].item<double>());
-          }
+        vqa::draw_attention(a.attention, 0, model->options.variant, view);
         kit::write_file(picture, vqa::scene_svg(view, 336));
         std::printf("picture: %s\n", picture.c_str());
       }

@@ -89,13 +89,6 @@ double train_epoch(Run& run, const SplitData& data, const TrainOptions& options,
   return loss_sum / static_cast<double>(std::max<std::size_t>(batches, 1));
 }
 
-kit::Matrix map_of(const AttentionView& view, std::int64_t i) {
-  const at::Tensor w = view.weights[i].to(torch::kDouble).contiguous();
-  kit::Matrix m{static_cast<std::size_t>(w.size(0)), static_cast<std::size_t>(w.size(1)), {}};
-  m.values.assign(w.data_ptr<double>(), w.data_ptr<double>() + w.numel());
-  return m;
-}
-
 }  // namespace
 
 Datasets make_datasets(const FashionMnist& train_items, const FashionMnist& test_items, const DataOptions& options,
@@ -141,6 +134,24 @@ at::Tensor batch_loss(VqaModel& model, const SplitData& data, const std::vector<
   return torch::nn::functional::cross_entropy(model(batch), batch.answers);
 }
 
+kit::Matrix view_map(const AttentionView& view, std::int64_t i) {
+  const at::Tensor w = view.weights[i].to(torch::kDouble).contiguous();
+  kit::Matrix m{static_cast<std::size_t>(w.size(0)), static_cast<std::size_t>(w.size(1)), {}};
+  m.values.assign(w.data_ptr<double>(), w.data_ptr<double>() + w.numel());
+  return m;
+}
+
+void draw_attention(const AttentionView& view, std::int64_t i, const Variant& variant, QuestionView& out) {
+  out.weights = view_map(view, i);
+  out.densities.clear();
+  out.mixture_weights.clear();
+  if (!variant.continuous()) return;
+  for (std::int64_t k = 0; k < view.mean.size(1); ++k) {
+    out.densities.push_back(view_density(view, i, k, variant));
+    out.mixture_weights.push_back(view.weight[i][k].item<double>());
+  }
+}
+
 Density view_density(const AttentionView& view, std::int64_t i, std::int64_t k, const Variant& variant) {
   const at::Tensor mu = view.mean[i][k].to(torch::kDouble), s = view.sigma[i][k].to(torch::kDouble).contiguous();
   const double* sp = s.data_ptr<double>();
@@ -153,7 +164,7 @@ QuestionLocalisation localise(const AttentionView& view, std::int64_t i, const V
                               const std::vector<Rect>& evidence) {
   QuestionLocalisation out;
   if (!variant.continuous()) {
-    const kit::Matrix map = map_of(view, i);
+    const kit::Matrix map = view_map(view, i);
     out.mass = grid_mass(map, evidence);
     if (variant.alpha > 1) out.support = grid_support_overlap(map, evidence);
     return out;

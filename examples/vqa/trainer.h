@@ -14,6 +14,7 @@
 #include "dataset.h"
 #include "localisation.h"
 #include "model.h"
+#include "report.h"
 
 namespace vqa {
 
@@ -85,6 +86,11 @@ QuestionLocalisation localise(const AttentionView& view, std::int64_t i, const V
                               const std::vector<Rect>& evidence);
 /// The density of component k of row i of a continuous view (Density2D of the variant's alpha).
 Density view_density(const AttentionView& view, std::int64_t i, std::int64_t k, const Variant& variant);
+/// Row i of a view's discrete map as a matrix (14 x 14).
+kit::Matrix view_map(const AttentionView& view, std::int64_t i);
+/// Row i of a view as the report draws it: out.weights = view_map, and for the continuous
+/// variants out.densities and out.mixture_weights (pi_k), replacing what out held.
+void draw_attention(const AttentionView& view, std::int64_t i, const Variant& variant, QuestionView& out);
 
 /// A trained model loaded from a run directory (its best epoch).
 VqaModel load_best(const std::filesystem::path& out);
