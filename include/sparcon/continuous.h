@@ -156,8 +156,10 @@ class Density2D {
 /// t = mu + Sigma^(1/2) rho (cos v, sin v): the integral over rho is closed form for alpha = 2
 /// (Gaussian moments, as in 1D) and by composite Gauss-Legendre quadrature for other alpha; the
 /// integral over v uses the periodic trapezoid rule v_i = 2 pi i / n, with n chosen per pair
-/// from the ratio of the support radius to the basis width (see expectation_2d.cc). The tests
-/// hold every path to 1e-10 relative to max_j r_bj against adaptive quadrature.
+/// from the ratio of the support radius to the basis width (see expectation_2d.cc). For alpha > 1
+/// a pair whose r is provably below 1e-17 of max_j r_bj (r_j <= max of psi_j over the support)
+/// is not integrated: r = 0, and zero gradients in the backward. The tests hold every path to
+/// 1e-10 relative to max_j r_bj against adaptive quadrature.
 /// Shapes: mu (B x 2), sigma (B x 4); r (B x N). Computed in double for either T.
 template <std::floating_point T>
 void expectation_2d(T alpha, std::span<const T> mu, std::span<const T> sigma,

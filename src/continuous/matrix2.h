@@ -30,12 +30,15 @@ inline Eigen::Matrix2d spd_sqrt(const Eigen::Matrix2d& m) {
   return (m + root_det * Eigen::Matrix2d::Identity()) / std::sqrt(m.trace() + 2 * root_det);
 }
 
+/// The larger eigenvalue of a symmetric M.
+inline double largest_eigenvalue(const Eigen::Matrix2d& m) {
+  const double half_trace = 0.5 * m.trace(), half_gap = 0.5 * (m(0, 0) - m(1, 1));
+  return half_trace + std::hypot(half_gap, m(0, 1));
+}
+
 /// The smaller eigenvalue of a symmetric M.
 inline double smallest_eigenvalue(const Eigen::Matrix2d& m) {
-  const double half_trace = 0.5 * m.trace(), half_gap = 0.5 * (m(0, 0) - m(1, 1));
-  const double radius = std::hypot(half_gap, m(0, 1));
-  const double largest = half_trace + radius;
-  return m.determinant() / largest;  // stable: the product of the eigenvalues over the larger
+  return m.determinant() / largest_eigenvalue(m);  // stable: the product over the larger
 }
 
 /// gamma of the elliptical family in 2D: the shape of p scales as Sigma det(Sigma)^(-gamma),
