@@ -521,6 +521,99 @@ double MichelotOffset(const double* y, std::size_t n, double a) {
   }
 }
 
+// Sparsemax's offset without iterating: with z = a y, c_i = #{j : y_j >= y_i} and
+// s_i = sum of those y_j, entry i is in the support iff 1 + a (c_i y_i - s_i) > 0. That is the
+// sorted criterion 1 + k z_(k) > sum_{j<=k} z_(j), which is non-increasing in k (from k to k + 1
+// it changes by k (z_(k+1) - z_(k)) <= 0), so the entries where it holds are the support; tied
+// entries share c_i and s_i and so their status. Then offset = (1 - a sum_S y) / |S|, the last
+// offset_S of Michelot's method. n^2 compares on whole vectors of i and one reduction at the
+// end, where each of Michelot's passes waits for a reduction and a division.
+double SparsemaxOffsetPairwise(const double* y, std::size_t n, double a) {
+  const hn::ScalableTag<double> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
+  const V a_vector = hn::Set(d, a), one = hn::Set(d, 1.0), zero = hn::Zero(d);
+  V support_sum = zero;
+  std::size_t size = 0;
+  for (std::size_t i = 0; i < n; i += N) {
+    // Tail lanes are -inf: c y_i = -inf, never in the support.
+    const V yi = i + N <= n ? hn::LoadU(d, y + i) : LoadTail(d, y + i, n - i, -kInf<double>);
+    V c0 = zero, c1 = zero, s0 = zero, s1 = zero;  // two chains of additions
+    std::size_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+      const V y0 = hn::Set(d, y[j]), y1 = hn::Set(d, y[j + 1]);
+      const auto m0 = hn::Ge(y0, yi), m1 = hn::Ge(y1, yi);
+      c0 = hn::Add(c0, hn::IfThenElseZero(m0, one));
+      s0 = hn::Add(s0, hn::IfThenElseZero(m0, y0));
+      c1 = hn::Add(c1, hn::IfThenElseZero(m1, one));
+      s1 = hn::Add(s1, hn::IfThenElseZero(m1, y1));
+    }
+    if (j < n) {
+      const V y0 = hn::Set(d, y[j]);
+      const auto m0 = hn::Ge(y0, yi);
+      c0 = hn::Add(c0, hn::IfThenElseZero(m0, one));
+      s0 = hn::Add(s0, hn::IfThenElseZero(m0, y0));
+    }
+    const V c = hn::Add(c0, c1), s = hn::Add(s0, s1);
+    const auto in = hn::Gt(hn::MulAdd(a_vector, hn::Sub(hn::Mul(c, yi), s), one), zero);
+    support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, hn::Mul(a_vector, yi)));
+    size += hn::CountTrue(d, in);
+  }
+  // size >= 1: the maximum (y = 0) always passes.
+  return (1 - hn::GetLane(hn::SumOfLanes(d, support_sum))) / static_cast<double>(size);
+}
+
+// The same for k = 2 (entmax-1.5, 2-normmax), sum_S (z + offset)^2 = 1 with z = a y: with c_i,
+// s_i as above and q_i the sum of those z_j^2, the top c_i entries give
+//   tau_i = m_i - sqrt((1 - v_i) / c_i),   m_i = a s_i / c_i,   v_i = q_i - c_i m_i^2,
+// and entry i is in the support iff v_i <= 1 and z_i > tau_i (the criterion of the sorting
+// algorithm, Peters et al. 2019, which holds on a prefix of the sorted entries). On that support
+// S, offset = sqrt((1 - sum_S (z - m)^2) / |S|) - m with m the mean of z over S, in two passes.
+double QuadraticOffsetPairwise(const double* y, std::size_t n, double a) {
+  const hn::ScalableTag<double> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
+  const V a_vector = hn::Set(d, a), one = hn::Set(d, 1.0), zero = hn::Zero(d);
+  const V minus_inf = hn::Set(d, -kInf<double>);
+  // The support's z, -inf elsewhere, kept for the second pass (at most kMaxPairwise entries).
+  constexpr std::size_t kMaxPairwise = 64;
+  alignas(kMaxBytes) double support_z[kMaxPairwise + kMaxBytes / sizeof(double)];
+  V support_sum = zero;
+  std::size_t size = 0;
+  for (std::size_t i = 0; i < n; i += N) {
+    const V yi = i + N <= n ? hn::LoadU(d, y + i) : LoadTail(d, y + i, n - i, -kInf<double>);
+    V c = zero, s = zero, q = zero;
+    for (std::size_t j = 0; j < n; ++j) {
+      const V yj = hn::Set(d, y[j]);
+      const auto m = hn::Ge(yj, yi);
+      c = hn::Add(c, hn::IfThenElseZero(m, one));
+      s = hn::Add(s, hn::IfThenElseZero(m, yj));
+      q = hn::MulAdd(hn::IfThenElseZero(m, yj), yj, q);
+    }
+    const V zi = hn::Mul(a_vector, yi);
+    const V mean = hn::Div(hn::Mul(a_vector, s), c);
+    const V spread = hn::NegMulAdd(hn::Mul(c, mean), mean, hn::Mul(hn::Mul(a_vector, a_vector), q));
+    const auto fits = hn::Le(spread, one);
+    const V room = hn::IfThenElse(fits, hn::Div(hn::Sub(one, spread), c), zero);
+    const auto in = hn::And(fits, hn::Gt(zi, hn::Sub(mean, hn::Sqrt(room))));  // tail: zi = -inf
+    hn::Store(hn::IfThenElse(in, zi, minus_inf), d, support_z + i);
+    support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, zi));
+    size += hn::CountTrue(d, in);
+  }
+  const double count = static_cast<double>(size);  // >= 1: the maximum always passes
+  const double mean = hn::GetLane(hn::SumOfLanes(d, support_sum)) / count;
+  const V m = hn::Set(d, mean);
+  V spread = zero;
+  for (std::size_t i = 0; i < n; i += N) {
+    const V z = hn::Load(d, support_z + i);
+    const auto in = hn::Gt(z, minus_inf);
+    const V u = hn::IfThenElseZero(in, hn::Sub(z, m));
+    spread = hn::MulAdd(u, u, spread);
+  }
+  const double v = hn::GetLane(hn::SumOfLanes(d, spread));
+  return std::sqrt(std::max(0.0, 1 - v) / count) - mean;
+}
+
 }  // namespace
 }  // namespace sparcon::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

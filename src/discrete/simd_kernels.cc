@@ -27,7 +27,10 @@ constexpr TypedKernels<T> kTyped = {&Scan<T>,        &Collect<T>,       &Max<T>,
 
 // This target's kernels.
 const KernelTable* Table() {
-  static constexpr KernelTable table = {kTyped<float>, kTyped<double>, &SumPowers, &MichelotOffset, HWY_TARGET};
+  static constexpr KernelTable table = {kTyped<float>,           kTyped<double>,
+                                        &SumPowers,              &MichelotOffset,
+                                        &SparsemaxOffsetPairwise, &QuadraticOffsetPairwise,
+                                        HWY_TARGET};
   return &table;
 }
 
@@ -73,6 +76,14 @@ PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& param
 
 double michelot_offset(const double* y, std::size_t n, double a) {
   return table().michelot_offset(y, n, a);
+}
+
+double sparsemax_offset_pairwise(const double* y, std::size_t n, double a) {
+  return table().sparsemax_offset_pairwise(y, n, a);
+}
+
+double quadratic_offset_pairwise(const double* y, std::size_t n, double a) {
+  return table().quadratic_offset_pairwise(y, n, a);
 }
 
 template <class T>

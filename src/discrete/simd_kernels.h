@@ -97,6 +97,16 @@ PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& param
 /// data-dependent branch, which beats compacting the candidates when they are few.
 double michelot_offset(const double* y, std::size_t n, double a);
 
+/// The same offset without iterating, for few candidates: entry i is in the support iff
+/// 1 + a (c_i y_i - s_i) > 0 with c_i = #{j : y_j >= y_i} and s_i the sum of those y_j (the
+/// sorted criterion without sorting), n^2 / lanes vector compares and one reduction.
+double sparsemax_offset_pairwise(const double* y, std::size_t n, double a);
+
+/// The offset of k = 2 (entmax-1.5, 2-normmax), sum_S [a y + offset]_+^2 = 1, the same way
+/// (the sorting algorithm's criterion for each entry, then the closed form on the support), for
+/// at most 64 candidates (max 0, a > 0).
+double quadratic_offset_pairwise(const double* y, std::size_t n, double a);
+
 template <class T>
 struct Kernels {
   /// Runs (or resumes) a candidate scan; see CandidateScan.
@@ -142,6 +152,8 @@ struct KernelTable {
   TypedKernels<double> double_kernels;
   PowerSums (*power_sums)(const double*, std::size_t, const PowerSumParams&);
   double (*michelot_offset)(const double*, std::size_t, double);
+  double (*sparsemax_offset_pairwise)(const double*, std::size_t, double);
+  double (*quadratic_offset_pairwise)(const double*, std::size_t, double);
   std::int64_t target;  ///< the Highway target these kernels were compiled for (HWY_AVX2, ...)
 };
 

@@ -16,6 +16,9 @@ constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr int kMaxIterations = 200;
 // Up to this many candidates Michelot's passes sweep them all with SIMD instead of compacting.
 constexpr std::size_t kFewCandidates = 256;
+// Up to this many candidates the pairwise criteria (n^2 compares, no iteration) beat Michelot's
+// passes (k = 1) and Newton's steps (k = 2; at most 64, the kernel's buffer).
+constexpr std::size_t kPairwiseLinear = 16, kPairwiseQuadratic = 16;
 
 // sum_{i in [begin, end)} term(i) by pairwise summation: an error of O(eps log n) like a
 // compensated sum, without its serial dependency from one term to the next.
@@ -74,11 +77,17 @@ void drop_at_or_below(std::vector<double>& y, double bound) {
 // k = 1 (sparsemax), p = [z + offset]_+ with z = a y: Michelot's method. With
 // offset_S = (1 - sum_S z)/|S|, -offset_S/a is a lower bound of the threshold for every S that
 // holds the support, so entries at or below it leave; when none leaves, S is the support.
-// Up to kFewCandidates candidates (the common case: rows of N(0,1) scores keep ~12 of 512) each
+// Up to kPairwiseLinear candidates (the common case: rows of N(0,1) scores keep ~12 of 512)
+// the support comes from the sorted criterion without sorting (simd::sparsemax_offset_pairwise,
+// no iteration). Up to kFewCandidates each
 // pass is a SIMD sweep that leaves y in place (simd::michelot_offset, whose last offset_S is
 // the result). More: scalar passes that compact y, so that later passes read only what is
 // left, and offset_S on the support recomputed with a pairwise sum.
 PowerThreshold linear_threshold(std::vector<double>& y, double a) {
+  if (y.size() <= kPairwiseLinear) {
+    const double offset = simd::sparsemax_offset_pairwise(y.data(), y.size(), a);
+    return {(1 - offset) / a, offset};
+  }
   if (y.size() <= kFewCandidates) {
     const double offset = simd::michelot_offset(y.data(), y.size(), a);
     return {(1 - offset) / a, offset};
@@ -195,6 +204,10 @@ PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k,
   if (k == 1) return linear_threshold(y, a);
   if (k > 0 && k < 1) return offset_threshold(y, a, k, n);
   if (a > 0 && lambda_lo > 0) drop_at_or_below(y, lambda_lo - 1 / a);
+  if (k == 2 && a > 0 && y.size() <= kPairwiseQuadratic) {
+    const double offset = simd::quadratic_offset_pairwise(y.data(), y.size(), a);
+    return {(1 - offset) / a, offset};
+  }
   if (k == 2)
     return newton_threshold(y, a, k, n, lambda_lo, [&](double lambda, const simd::PowerSums& sums) {
       return quadratic_closed_form(a, lambda, sums);

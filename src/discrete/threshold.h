@@ -23,7 +23,10 @@ struct PowerThreshold {
 /// the candidates y (max 0, every support entry present; some entries proven outside the
 /// support may be removed from y, never a support entry), n the row length (for the bracket)
 /// and a known lower bound lambda_lo >= 0 of lambda (0 always is one).
-/// k = 1 (sparsemax): Michelot's method, then the closed form on the support. k >= 1 otherwise:
+/// k = 1 (sparsemax): up to 16 candidates the sorted criterion evaluated for every entry at
+/// once (no sort, no iteration), else Michelot's method; then the closed form on the support.
+/// k = 2 with up to 16 candidates: the same with the sorting algorithm's criterion for entmax-1.5.
+/// k >= 1 otherwise:
 /// Newton steps on (sum u^k)^(1/k) - 1 safeguarded by a bisection bracket, to machine precision,
 /// with the closed form for k = 2 (entmax-1.5, 2-normmax) once the support is identified.
 /// 0 < k < 1 (entmax, alpha > 2): Newton in the offset 1 - a lambda. a < 0 (entmax, alpha < 1):

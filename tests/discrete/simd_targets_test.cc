@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <random>
@@ -93,6 +95,91 @@ void check_forward_every_map() {
 TEST_P(DiscreteKernels, ThisTargetsKernelsAreInUse) {
   EXPECT_EQ(sparcon::simd::detail::kernel_target(), GetParam());
   EXPECT_STREQ(hwy::TargetName(sparcon::simd::detail::kernel_target()), hwy::TargetName(GetParam()));
+}
+
+/// Sparsemax's offset on a candidate list by sorting, in long double: the largest k with
+/// 1 + a (k y_(k) - sum_{j<=k} y_(j)) > 0, then (1 - a sum_{j<=k} y_(j)) / k.
+LD sorted_sparsemax_offset(std::vector<double> y, double a) {
+  std::sort(y.begin(), y.end(), std::greater<>());
+  LD sum = 0, best_sum = 0;
+  std::size_t best = 0;
+  for (std::size_t k = 1; k <= y.size(); ++k) {
+    sum += y[k - 1];
+    if (1 + a * (static_cast<LD>(k) * y[k - 1] - sum) > 0) best = k, best_sum = sum;
+  }
+  return (1 - a * best_sum) / static_cast<LD>(best);
+}
+
+TEST_P(DiscreteKernels, SparsemaxOffsetsAreTheSortedOne) {
+  // The two sparsemax solvers of the kernel table on candidate lists of 1-40 entries (max 0):
+  // continuous values, values on a coarse grid (ties, also at the support's edge) and all
+  // equal; a = 1 (sparsemax) and a = 0.3.
+  std::mt19937_64 rng(4242);
+  std::uniform_real_distribution<double> unit(-1, 0);
+  std::uniform_int_distribution<int> grid(-8, 0);
+  int checked = 0;
+  for (std::size_t n = 1; n <= 40; ++n) {
+    for (int kind = 0; kind < 3; ++kind) {
+      for (int trial = 0; trial < 20; ++trial) {
+        std::vector<double> y(n);
+        for (double& v : y) v = kind == 0 ? unit(rng) : kind == 1 ? grid(rng) / 8.0 : 0.0;
+        y[rng() % n] = 0;  // the maximum
+        for (const double a : {1.0, 0.3}) {
+          const LD want = sorted_sparsemax_offset(y, a);
+          const double pairwise = sparcon::simd::sparsemax_offset_pairwise(y.data(), n, a);
+          const double michelot = sparcon::simd::michelot_offset(y.data(), n, a);
+          EXPECT_LE(std::fabs(pairwise - want), 1e-15L * (1 + std::fabs(want))) << "pairwise, n " << n << " kind " << kind << " a " << a;
+          EXPECT_LE(std::fabs(michelot - want), 1e-15L * (1 + std::fabs(want))) << "michelot, n " << n << " kind " << kind << " a " << a;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 40 * 3 * 20 * 2);
+}
+
+/// The offset of sum [a y + offset]_+^2 = 1 by sorting, in long double: the largest k whose
+/// closed form tau_k = m_k - sqrt((1 - v_k) / k) (m_k, v_k the mean and sum of squared
+/// deviations of the top k z = a y) lies below z_(k); offset = -tau_k.
+LD sorted_quadratic_offset(std::vector<double> y, double a) {
+  std::sort(y.begin(), y.end(), std::greater<>());
+  LD best = 0;
+  for (std::size_t k = 1; k <= y.size(); ++k) {
+    LD mean = 0, v = 0;
+    for (std::size_t j = 0; j < k; ++j) mean += a * static_cast<LD>(y[j]);
+    mean /= static_cast<LD>(k);
+    for (std::size_t j = 0; j < k; ++j) v += (a * static_cast<LD>(y[j]) - mean) * (a * static_cast<LD>(y[j]) - mean);
+    if (v > 1) break;
+    const LD tau = mean - std::sqrt((1 - v) / static_cast<LD>(k));
+    if (tau < a * static_cast<LD>(y[k - 1])) best = -tau;
+  }
+  return best;
+}
+
+TEST_P(DiscreteKernels, QuadraticOffsetIsTheSortedOne) {
+  // k = 2 (entmax-1.5 with a = 0.5, 2-normmax with a = 1) on candidate lists of 1-40 entries
+  // (max 0, all within 1/a of it, as the collect pass leaves them), with ties as above; the
+  // result must also solve its equation.
+  std::mt19937_64 rng(4343);
+  for (std::size_t n = 1; n <= 40; ++n) {
+    for (int kind = 0; kind < 3; ++kind) {
+      for (int trial = 0; trial < 20; ++trial) {
+        for (const double a : {0.5, 1.0}) {
+          std::vector<double> y(n);
+          std::uniform_real_distribution<double> below(-1 / a, 0);
+          std::uniform_int_distribution<int> grid(-8, 0);
+          for (double& v : y) v = kind == 0 ? below(rng) : kind == 1 ? grid(rng) / (8.0 * a) : 0.0;
+          y[rng() % n] = 0;
+          const LD want = sorted_quadratic_offset(y, a);
+          const double got = sparcon::simd::quadratic_offset_pairwise(y.data(), n, a);
+          EXPECT_LE(std::fabs(got - want), 1e-15L) << "n " << n << " kind " << kind << " a " << a;
+          LD total = 0;
+          for (const double v : y) total += std::pow(std::max<LD>(0, a * static_cast<LD>(v) + got), 2);
+          EXPECT_LE(std::fabs(total - 1), 1e-14L) << "n " << n << " kind " << kind << " a " << a;
+        }
+      }
+    }
+  }
 }
 
 TEST_P(DiscreteKernels, ForwardEveryMapFloat) { check_forward_every_map<float>(); }
