@@ -14,6 +14,9 @@
 //          library computes internally (a float32 accumulation of thousands of cells would cap
 //          the naive accuracy near 1e-5 whatever M).
 //
+// Issue 15's workloads, against discrete softmax attention on the same values, are registered
+// at the end: img512 (2D) and seq160 (1D), see register_issue15 and register_issue15_1d.
+//
 // Problems (fixed seed):
 //   1d  batch 64, L = 512 (every length 512), E = 256, GaussianBasis1D<float>::paper(128),
 //       RidgeCache1D lambda 0.01; mu ~ U(0.1, 0.9), standard deviation ~ U(0.02, 0.2),
@@ -210,35 +213,42 @@ using sparcon_bench::split_rows;
 // ---- data --------------------------------------------------------------------------------
 
 // One dimension's problem: values, the raw density draws and, per alpha, the scales.
+// Issue 3's problem by default (kLength x kFeatures, kBasis1D functions); issue 15's with
+// other sizes.
 struct Problem1D {
-  sparcon::RidgeCache1D<float> ridge{sparcon::GaussianBasis1D<float>::paper(kBasis1D), kLambda};
+  std::size_t length, features;
+  sparcon::RidgeCache1D<float> ridge;
   NaiveBasis1D naive_basis{ridge.basis()};
   std::vector<float> values, dcontext, dr, mu, variance;
-  std::vector<std::int64_t> lengths = std::vector<std::int64_t>(kBatch, kLength);
+  std::vector<std::int64_t> lengths;
   // outputs
   std::vector<float> context, dvalues, dmu, dsigma2, r;
 
-  Problem1D() {
+  explicit Problem1D(std::size_t length_ = kLength, std::size_t features_ = kFeatures, std::size_t basis = kBasis1D)
+      : length(length_),
+        features(features_),
+        ridge(sparcon::GaussianBasis1D<float>::paper(basis), kLambda),
+        lengths(kBatch, static_cast<std::int64_t>(length_)) {
     std::mt19937_64 rng(20241201);
     std::normal_distribution<float> normal(0.0F, 1.0F);
     std::uniform_real_distribution<float> loc(0.1F, 0.9F), sd(0.02F, 0.2F);
-    values.resize(kBatch * kLength * kFeatures);
+    values.resize(kBatch * length * features);
     for (float& v : values) v = normal(rng);
-    dcontext.resize(kBatch * kFeatures);
+    dcontext.resize(kBatch * features);
     for (float& v : dcontext) v = normal(rng);
-    dr.resize(kBatch * kBasis1D);
+    dr.resize(kBatch * basis);
     for (float& v : dr) v = normal(rng);
     for (std::size_t b = 0; b < kBatch; ++b) {
       mu.push_back(loc(rng));
       const float s = sd(rng);
       variance.push_back(s * s);
     }
-    context.assign(kBatch * kFeatures, 0.0F);
+    context.assign(kBatch * features, 0.0F);
     dvalues.assign(values.size(), 0.0F);
     dmu.assign(kBatch, 0.0F);
     dsigma2.assign(kBatch, 0.0F);
-    r.assign(kBatch * kBasis1D, 0.0F);
-    ridge.matrix(kLength);  // warm the cache
+    r.assign(kBatch * basis, 0.0F);
+    ridge.matrix(length);  // warm the cache
   }
   std::vector<float> sigma2(float alpha) const {
     std::vector<float> s(kBatch);
@@ -509,8 +519,10 @@ Problem2D& problem_2d_wide() {
   return p;
 }
 
-void softmax_attention_fwd(Problem2D& p, SoftmaxAttention& s, unsigned threads) {
-  const std::size_t cells = kSide * kSide, e = p.features;
+// P: Problem1D or Problem2D (values B x cells x E, context, dcontext, dvalues, features).
+template <class P>
+void softmax_attention_fwd(P& p, SoftmaxAttention& s, std::size_t cells, unsigned threads) {
+  const std::size_t e = p.features;
   split_rows(kBatch, threads, [&](std::size_t begin, std::size_t end) {
     const sparcon::Rows rows{end - begin, cells};
     sparcon::softmax<float>(std::span<const float>(s.scores.data() + begin * cells, rows.count * cells),
@@ -525,8 +537,9 @@ void softmax_attention_fwd(Problem2D& p, SoftmaxAttention& s, unsigned threads) 
   });
 }
 
-void softmax_attention_bwd(Problem2D& p, SoftmaxAttention& s, unsigned threads) {
-  const std::size_t cells = kSide * kSide, e = p.features;
+template <class P>
+void softmax_attention_bwd(P& p, SoftmaxAttention& s, std::size_t cells, unsigned threads) {
+  const std::size_t e = p.features;
   split_rows(kBatch, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t b = begin; b < end; ++b) {
       const float* dc = p.dcontext.data() + b * e;
@@ -544,26 +557,36 @@ void softmax_attention_bwd(Problem2D& p, SoftmaxAttention& s, unsigned threads) 
   });
 }
 
-void register_issue15() {
-  Problem2D* pp = &problem_2d_wide();
-  auto sa = std::make_shared<SoftmaxAttention>(kSide * kSide);
+// copy/<workload>/t1 and softmax_fwd, softmax_fwdbwd /<workload>/t<threads> for a problem of
+// `cells` positions per example.
+template <class P>
+void register_baselines(const std::string& workload, P* pp, std::size_t cells) {
+  auto sa = std::make_shared<SoftmaxAttention>(cells);
   auto copy = std::make_shared<std::vector<float>>(pp->values.size());
-  reg("copy/img512/t1", [pp, copy] {
+  reg("copy/" + workload + "/t1", [pp, copy] {
     std::memcpy(copy->data(), pp->values.data(), pp->values.size() * sizeof(float));
     benchmark::DoNotOptimize(copy->data());
   });
+  for (unsigned t : kThreads) {
+    const std::string th_name = "/t" + std::to_string(t);
+    reg("softmax_fwd/" + workload + th_name, [pp, sa, cells, t] {
+      softmax_attention_fwd(*pp, *sa, cells, t);
+      benchmark::DoNotOptimize(pp->context.data());
+    });
+    reg("softmax_fwdbwd/" + workload + th_name, [pp, sa, cells, t] {
+      softmax_attention_fwd(*pp, *sa, cells, t);
+      softmax_attention_bwd(*pp, *sa, cells, t);
+      benchmark::DoNotOptimize(pp->dvalues.data());
+    });
+  }
+}
+
+void register_issue15() {
+  Problem2D* pp = &problem_2d_wide();
+  register_baselines("img512", pp, kSide * kSide);
   const sparcon::ImageShape shape{kBatch, kSide, kSide, pp->features};
   for (unsigned t : kThreads) {
     const std::string th_name = "/t" + std::to_string(t);
-    reg("softmax_fwd/img512" + th_name, [pp, sa, t] {
-      softmax_attention_fwd(*pp, *sa, t);
-      benchmark::DoNotOptimize(pp->context.data());
-    });
-    reg("softmax_fwdbwd/img512" + th_name, [pp, sa, t] {
-      softmax_attention_fwd(*pp, *sa, t);
-      softmax_attention_bwd(*pp, *sa, t);
-      benchmark::DoNotOptimize(pp->dvalues.data());
-    });
     for (float alpha : kAlphas) {
       const sparcon::Threads th{t};
       auto sg = std::make_shared<std::vector<float>>(pp->sigma(alpha));
@@ -584,6 +607,43 @@ void register_issue15() {
       auto bwd = [pp, sg, alpha, th, shape] {
         sparcon::continuous_attention_2d_backward<float>(alpha, pp->ridge, pp->values, shape, pp->mu, *sg,
                                                          pp->dcontext, pp->dvalues, pp->dmu, pp->dsigma, th);
+        benchmark::DoNotOptimize(pp->dvalues.data());
+      };
+      reg("lib_fwd" + suffix, fwd);
+      reg("lib_bwd" + suffix, bwd);
+      reg("lib_fwdbwd" + suffix, [fwd, bwd] { fwd(); bwd(); });
+    }
+  }
+}
+
+// The same for 1D, issue 15's workload: batch 64, 160 tokens of 512 features, 64 basis
+// functions (the paper's 1D basis of that size), lambda 0.01; densities as for the 1d problem.
+// Names <op>/seq160[/a<alpha>]/t<threads>, the ops as for img512.
+constexpr std::size_t kTokens15 = 160, kFeatures15 = 512, kBasis15 = 64;
+
+void register_issue15_1d() {
+  static Problem1D problem(kTokens15, kFeatures15, kBasis15);
+  Problem1D* pp = &problem;
+  register_baselines("seq160", pp, kTokens15);
+  const sparcon::SequenceShape shape{kBatch, kTokens15, kFeatures15};
+  for (unsigned t : kThreads) {
+    const std::string th_name = "/t" + std::to_string(t);
+    for (float alpha : kAlphas) {
+      const sparcon::Threads th{t};
+      auto s2 = std::make_shared<std::vector<float>>(pp->sigma2(alpha));
+      const std::string suffix = "/seq160/" + alpha_name(alpha) + th_name;
+      reg("expect" + suffix, [pp, s2, alpha, th] {
+        sparcon::expectation_1d<float>(alpha, pp->mu, *s2, pp->ridge.basis(), pp->r, th);
+        benchmark::DoNotOptimize(pp->r.data());
+      });
+      auto fwd = [pp, s2, alpha, th, shape] {
+        sparcon::continuous_attention_1d<float>(alpha, pp->ridge, pp->values, shape, pp->lengths, pp->mu, *s2,
+                                                pp->context, th);
+        benchmark::DoNotOptimize(pp->context.data());
+      };
+      auto bwd = [pp, s2, alpha, th, shape] {
+        sparcon::continuous_attention_1d_backward<float>(alpha, pp->ridge, pp->values, shape, pp->lengths, pp->mu,
+                                                         *s2, pp->dcontext, pp->dvalues, pp->dmu, pp->dsigma2, th);
         benchmark::DoNotOptimize(pp->dvalues.data());
       };
       reg("lib_fwd" + suffix, fwd);
@@ -692,6 +752,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   register_all();
   register_issue15();
+  register_issue15_1d();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

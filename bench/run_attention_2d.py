@@ -7,6 +7,10 @@ backward to its forward+backward) and to a copy of the values.
 
     python3 bench/run_attention_2d.py --binary build/perf2d/bench/bench_continuous
 
+With --workload seq160 the same for 1D continuous attention on issue 15's 1D workload (batch 64,
+160 tokens of 512 features, the paper's basis of 64 Gaussians, lambda 0.01) against discrete
+softmax attention over the 160 tokens (no expect_bwd row there).
+
 Times are wall-clock medians of --repetitions runs (random interleaving); with --cpu-time the
 CPU time of the benchmark's thread instead (steadier on a shared machine at 1 thread).
 lib_bwd and expect_bwd alone reuse a kept forward of the same inputs when one of the last four
@@ -28,16 +32,19 @@ SCALE = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 def add_arguments(p):
     p.add_argument("--threads", default="1", help="1 or 2")
     p.add_argument("--cpu-time", action="store_true", help="report CPU time instead of wall time")
+    p.add_argument("--workload", default="img512", choices=["img512", "seq160"],
+                   help="img512: 2D, 14 x 14 x 512 values, 100 basis functions (default); "
+                        "seq160: 1D, 160 x 512 values, 64 basis functions")
 
 
 def run(args):
     if not args.filter:
-        args.filter = f"img512/.*t{args.threads}/|copy/img512"
+        args.filter = f"{args.workload}/.*t{args.threads}/|copy/{args.workload}"
     state = source_state()
     result, wall, others = run_benchmark(args)
     result["run_environment"] = {"wall_s": wall, "cpu_of_others_cores": others,
                                  "repetitions": args.repetitions, "source": state,
-                                 "cpu_time": args.cpu_time}
+                                 "cpu_time": args.cpu_time, "workload": args.workload}
     save_json(result, args.json_out)
     return result
 
@@ -51,20 +58,21 @@ def report(result):
             name = b["run_name"].replace("/real_time", "")
             med[name] = b[field] * SCALE[b["time_unit"]]
     threads = next((n.rsplit("/t", 1)[1] for n in med if n.startswith("softmax_fwd/")), "1")
-    soft_f = med.get(f"softmax_fwd/img512/t{threads}")
-    soft_fb = med.get(f"softmax_fwdbwd/img512/t{threads}")
-    copy = med.get("copy/img512/t1")
+    w = env.get("workload", "img512")
+    soft_f = med.get(f"softmax_fwd/{w}/t{threads}")
+    soft_fb = med.get(f"softmax_fwdbwd/{w}/t{threads}")
+    copy = med.get(f"copy/{w}/t1")
     ctx = result.get("context", {})
     out = [f"Run: {ctx.get('date', '?')}, {ctx.get('num_cpus', '?')} CPUs at {ctx.get('mhz_per_cpu', '?')} MHz; "
            f"{threads} thread(s); {field} medians of {env.get('repetitions', '?')} repetitions; CPU used by "
            f"other processes meanwhile: {env.get('cpu_of_others_cores', float('nan')):.2f} cores on average; "
            f"source {env.get('source', {})}.", "",
            f"Discrete softmax attention: forward {fmt(soft_f)} ms, forward+backward {fmt(soft_fb)} ms; "
-           f"copy of the values (25.7 MB): {fmt(copy)} ms.", "",
+           f"copy of the values ({'25.7' if w == 'img512' else '21.0'} MB): {fmt(copy)} ms.", "",
            "| op | " + " | ".join(f"alpha = {a[1:]}" for a in ALPHAS) + " |", "|---|" + "---:|" * len(ALPHAS)]
 
     def cell(op, a):
-        v = med.get(f"{op}/img512/{a}/t{threads}")
+        v = med.get(f"{op}/{w}/{a}/t{threads}")
         if v is None:
             return "–"
         base = soft_f if op in ("expect", "lib_fwd") else soft_fb
