@@ -74,6 +74,10 @@ void forward(const Family<T>& family, std::span<const T> x, std::span<T> p, Rows
 /// (softmax: s = p; sparsemax: s = 1 on the support). normmax: the implicit-function Jacobian
 ///   dx = (||p||_a^(a-1)/(a-1)) [s*g - (s.g) p - (p.g) (s - (sum s) p)],  s = p^(2-a)
 /// budget: dx = g - mean_A(g) on A = {0 < p < 1}, 0 elsewhere. Shapes: p, g, dx alike.
+/// For every map but softmax (and entmax at alpha = 1), entries with s_i = 0 (p_i = 0; for
+/// budget also p_i = 1) get dx_i = +0 and take no part in the sums, whatever g_i holds there,
+/// also inf or NaN (as the entmax package's sparsemax). Softmax multiplies: an inf in g at a
+/// masked entry (p_i = 0) gives NaN, as torch.softmax's backward does.
 template <std::floating_point T>
 void backward(const Family<T>& family, std::span<const T> p, std::span<const T> g,
               std::span<T> dx, Rows rows, Threads threads = {});

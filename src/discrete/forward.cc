@@ -2,7 +2,9 @@
 //
 // - sparse power maps (entmax with alpha > 1, sparsemax, entmax-1.5, normmax): one SIMD read
 //   pass finds the maximum and collects the entries that can be in the support, the threshold
-//   is solved exactly on those few candidates (threshold.cc), one SIMD pass writes p;
+//   is solved exactly on those few candidates (threshold.cc), one SIMD pass writes p; for
+//   sparsemax and entmax-1.5 on rows in L1 one kernel call (simd::Kernels::short_row) does all
+//   of it while the candidates are at most 16;
 // - dense maps (softmax, entmax with alpha < 1) and budget: a max pass, the threshold on the
 //   whole row, a write pass.
 #include <algorithm>
@@ -73,15 +75,21 @@ void load_shifted(const T* values, std::size_t count, T max, std::vector<double>
     y[i] = static_cast<double>(values[i]) - static_cast<double>(max);
 }
 
+// Room in the scratch buffer for the candidates of a row of length n that fits in L1.
+template <class T>
+T* collect_buffer(std::size_t n, RowScratch<T>& scratch) {
+  if (scratch.buffer.size() < n + simd::kMaxLanes) scratch.buffer.resize(n + simd::kMaxLanes);
+  return scratch.buffer.data();
+}
+
 // A short row whose maximum is known: one branch-free pass collects every entry within the
 // gap of the maximum (measured faster than pruning as a scan goes, for every alpha).
 template <class T>
 PowerThreshold collected_threshold(const T* x, std::size_t n, T max, double a, double k,
                                    RowScratch<T>& scratch) {
-  if (scratch.buffer.size() < n + simd::kMaxLanes) scratch.buffer.resize(n + simd::kMaxLanes);
-  const std::size_t count =
-      Kernels<T>::collect(x, n, below(max, static_cast<T>(1 / a)), scratch.buffer.data());
-  load_shifted(scratch.buffer.data(), count, max, scratch.y);
+  T* buffer = collect_buffer(n, scratch);
+  const std::size_t count = Kernels<T>::collect(x, n, below(max, static_cast<T>(1 / a)), buffer);
+  load_shifted(buffer, count, max, scratch.y);
   return solve_power_threshold(scratch.y, a, k, n);
 }
 
@@ -172,12 +180,43 @@ void write_degenerate(T* p, std::size_t n, bool not_finite, T* tau) {
   if (tau) *tau = not_finite ? kNaN<T> : kInf<T>;
 }
 
+// tau = a (max + lambda) - 1, the threshold of the map in x's coordinates.
+template <class T>
+T entmax_tau(double a, T max, double lambda) {
+  return static_cast<T>(a * (static_cast<double>(max) + lambda) - 1);
+}
+
+// Sparsemax (k = 1) and entmax-1.5 (k = 2) on a row that fits in L1: one kernel call does the
+// whole forward while the candidates are few (the common case of attention rows: a fixed cost
+// per row, not per entry, is what short rows pay); otherwise its maximum and candidates go to
+// the general solver. Returns true when p is written.
+template <class T>
+bool short_row(const T* x, T* p, std::size_t n, double a, int k, RowScratch<T>& scratch, T* tau,
+               PowerSolution<T>& s) {
+  T* buffer = collect_buffer(n, scratch);
+  const simd::ShortRow<T> row = Kernels<T>::short_row(x, p, n, a, k, buffer);
+  if (row.written) {
+    if (tau) *tau = entmax_tau(a, row.max, (1 - row.offset) / a);
+    return true;
+  }
+  s.max = row.max;
+  s.not_finite = std::isnan(row.max) || row.max == kInf<T>;
+  if (s.not_finite || row.max == -kInf<T>) return false;
+  load_shifted(buffer, row.count, row.max, scratch.y);
+  s.threshold = solve_power_threshold(scratch.y, a, k, n);
+  return false;
+}
+
 // alpha-entmax for alpha != 1.
 template <class T>
 void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& scratch, T* tau) {
   const double a = alpha - 1, k = 1 / a;
-  const PowerSolution<T> s = a > 0 ? sparse_power_threshold(x, n, a, k, scratch)
-                                   : dense_power_threshold(x, n, a, k, scratch);
+  PowerSolution<T> s;
+  if ((k == 1 || k == 2) && n <= kCachedRow) {
+    if (short_row(x, p, n, a, static_cast<int>(k), scratch, tau, s)) return;
+  } else {
+    s = a > 0 ? sparse_power_threshold(x, n, a, k, scratch) : dense_power_threshold(x, n, a, k, scratch);
+  }
   if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
   // k = 1, 2 and k < 1 (alpha > 2) from the offset, other k from lambda through log1p.
   const WriteKind kind = k == 1   ? WriteKind::linear
@@ -194,7 +233,7 @@ void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& sc
                      .exact_a = a,
                      .exact_offset = s.threshold.offset,
                      .exact_k = k});
-  if (tau) *tau = static_cast<T>(a * (static_cast<double>(s.max) + s.threshold.lambda) - 1);
+  if (tau) *tau = entmax_tau(a, s.max, s.threshold.lambda);
 }
 
 // alpha-normmax: p_i = [y_i - t]_+^(1/(alpha-1)) / Z with sum_i [y_i - t]_+^(alpha/(alpha-1)) = 1,

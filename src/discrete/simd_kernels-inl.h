@@ -324,9 +324,23 @@ HWY_INLINE V Weight(D d, V p, V e) {
   }
 }
 
-// Whether s(0) = 0 (every kind but identity, where s = p: also 0, but dense rows gain nothing).
+// Whether s(0) = 0 (every kind but identity, where s = p: also 0, but dense rows gain nothing):
+// the backward passes skip a vector whose p (or s) is all zero without reading g (one cache line
+// of g saved), and mask g where s = 0 in the others, so that an entry outside the support takes
+// no part in the gradient whatever g holds there (0, not 0 * inf) and gets dx = +0, as in a
+// skipped vector. (Not skipping on rows in cache was measured slower: entmax-1.5's weights
+// then cost a square root for every vector.)
 template <WeightKind K>
 constexpr bool kZeroAtZero = K != WeightKind::identity;
+
+template <WeightKind K, class D, class V>
+HWY_INLINE V MaskedGradient(D d, V s, V g) {
+  if constexpr (kZeroAtZero<K>) {
+    return hn::IfThenZeroElse(hn::Eq(s, hn::Zero(d)), g);
+  } else {
+    return g;
+  }
+}
 
 // Calls f(std::integral_constant<WeightKind, K>) for the runtime kind.
 template <class F>
@@ -357,7 +371,7 @@ WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>
       auto add = [&](std::size_t j, std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
         const V sv = Weight<decltype(kind)::value>(d, pv, e);
         if (s_out) StorePartial(d, sv, s_out + begin + i, lanes);
-        sg[j] = hn::MulAdd(sv, gv, sg[j]);
+        sg[j] = hn::MulAdd(sv, MaskedGradient<decltype(kind)::value>(d, sv, gv), sg[j]);
         s[j] = hn::Add(s[j], sv);
       };
       std::size_t i = 0;
@@ -394,14 +408,15 @@ void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<
   const std::size_t N = hn::Lanes(d);
   const auto e = hn::Set(d, w.e), qv = hn::Set(d, q);
   WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
+    constexpr WeightKind K = decltype(kind)::value;
     auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
-      const auto sv = Weight<decltype(kind)::value>(d, pv, e);
-      StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i, lanes);
+      const auto sv = Weight<K>(d, pv, e);
+      StorePartial(d, MaskedGradient<K>(d, sv, hn::Mul(sv, hn::Sub(gv, qv))), dx + i, lanes);
     };
     std::size_t i = 0;
     for (; i + N <= n; i += N) {
       const V pv = hn::LoadU(d, p + i);
-      if (kZeroAtZero<decltype(kind)::value> && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
+      if (kZeroAtZero<K> && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
         hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
         continue;
       }
@@ -420,17 +435,22 @@ void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
   using V = hn::Vec<decltype(d)>;
   const std::size_t N = hn::Lanes(d);
   const auto qv = hn::Set(d, q);
+  // As WeightedCenter of WeightKind::power (whose weights these are), so that both give the
+  // same zeros.
+  auto center = [&](V sv, V gv) HWY_ATTR {
+    return MaskedGradient<WeightKind::power>(d, sv, hn::Mul(sv, hn::Sub(gv, qv)));
+  };
   std::size_t i = 0;
-  for (; i + N <= n; i += N) {  // as WeightedCenter, so that both give the same zeros
+  for (; i + N <= n; i += N) {
     const V sv = hn::LoadU(d, s + i);
     if (hn::AllTrue(d, hn::Eq(sv, hn::Zero(d)))) {
       hn::StoreU(hn::Zero(d), d, dx + i);
       continue;
     }
-    hn::StoreU(hn::Mul(sv, hn::Sub(hn::LoadU(d, g + i), qv)), d, dx + i);
+    hn::StoreU(center(sv, hn::LoadU(d, g + i)), d, dx + i);
   }
   ForEachVectorPair(d, s + i, g + i, n - i, [&](std::size_t t, V sv, V gv, std::size_t lanes) HWY_ATTR {
-    StorePartial(d, hn::Mul(sv, hn::Sub(gv, qv)), dx + i + t, lanes);
+    StorePartial(d, center(sv, gv), dx + i + t, lanes);
   });
 }
 
@@ -521,6 +541,38 @@ double MichelotOffset(const double* y, std::size_t n, double a) {
   }
 }
 
+// ---- thresholds of few candidates, and the fused short row -------------------------------------
+
+// The pairwise criteria below read their candidates from a block padded with -inf to a multiple
+// of kPairwiseStep entries (and of the vector length): every row of one size class then runs
+// the same number of iterations, where a data-dependent trip count costs a mispredicted branch
+// per row, more than the padding's arithmetic. -inf entries are never in a support: their
+// criteria are NaN or -inf, and they add zero to every sum of the others.
+constexpr std::size_t kPairwiseStep = 8;
+
+struct PaddedCandidates {
+  alignas(kMaxBytes) double y[kMaxPairwise + kMaxBytes / sizeof(double)];
+  std::size_t size;  ///< padded length: a multiple of kPairwiseStep, at least the count
+};
+
+HWY_INLINE std::size_t PaddedSize(std::size_t count) {
+  return (count + kPairwiseStep - 1) / kPairwiseStep * kPairwiseStep;
+}
+
+// y[0, n) (n <= kMaxPairwise), padded.
+HWY_INLINE void Pad(const double* y, std::size_t n, PaddedCandidates& out) {
+  HWY_ASSERT(n <= kMaxPairwise);
+  const hn::ScalableTag<double> d;
+  const std::size_t N = hn::Lanes(d);
+  out.size = PaddedSize(n);
+  for (std::size_t i = 0; i < out.size; i += N) {
+    const auto v = i + N <= n ? hn::LoadU(d, y + i)
+                   : i < n    ? LoadTail(d, y + i, n - i, -kInf<double>)
+                              : hn::Set(d, -kInf<double>);
+    hn::Store(v, d, out.y + i);
+  }
+}
+
 // Sparsemax's offset without iterating: with z = a y, c_i = #{j : y_j >= y_i} and
 // s_i = sum of those y_j, entry i is in the support iff 1 + a (c_i y_i - s_i) > 0. That is the
 // sorted criterion 1 + k z_(k) > sum_{j<=k} z_(j), which is non-increasing in k (from k to k + 1
@@ -528,39 +580,37 @@ double MichelotOffset(const double* y, std::size_t n, double a) {
 // entries share c_i and s_i and so their status. Then offset = (1 - a sum_S y) / |S|, the last
 // offset_S of Michelot's method. n^2 compares on whole vectors of i and one reduction at the
 // end, where each of Michelot's passes waits for a reduction and a division.
-double SparsemaxOffsetPairwise(const double* y, std::size_t n, double a) {
+double LinearOffsetOfPadded(const PaddedCandidates& c, double a) {
   const hn::ScalableTag<double> d;
   using V = hn::Vec<decltype(d)>;
   const std::size_t N = hn::Lanes(d);
   const V a_vector = hn::Set(d, a), one = hn::Set(d, 1.0), zero = hn::Zero(d);
   V support_sum = zero;
   std::size_t size = 0;
-  for (std::size_t i = 0; i < n; i += N) {
-    // Tail lanes are -inf: c y_i = -inf, never in the support.
-    const V yi = i + N <= n ? hn::LoadU(d, y + i) : LoadTail(d, y + i, n - i, -kInf<double>);
+  for (std::size_t i = 0; i < c.size; i += N) {
+    const V yi = hn::Load(d, c.y + i);
     V c0 = zero, c1 = zero, s0 = zero, s1 = zero;  // two chains of additions
-    std::size_t j = 0;
-    for (; j + 2 <= n; j += 2) {
-      const V y0 = hn::Set(d, y[j]), y1 = hn::Set(d, y[j + 1]);
+    for (std::size_t j = 0; j < c.size; j += 2) {  // c.size is even
+      const V y0 = hn::Set(d, c.y[j]), y1 = hn::Set(d, c.y[j + 1]);
       const auto m0 = hn::Ge(y0, yi), m1 = hn::Ge(y1, yi);
       c0 = hn::Add(c0, hn::IfThenElseZero(m0, one));
       s0 = hn::Add(s0, hn::IfThenElseZero(m0, y0));
       c1 = hn::Add(c1, hn::IfThenElseZero(m1, one));
       s1 = hn::Add(s1, hn::IfThenElseZero(m1, y1));
     }
-    if (j < n) {
-      const V y0 = hn::Set(d, y[j]);
-      const auto m0 = hn::Ge(y0, yi);
-      c0 = hn::Add(c0, hn::IfThenElseZero(m0, one));
-      s0 = hn::Add(s0, hn::IfThenElseZero(m0, y0));
-    }
-    const V c = hn::Add(c0, c1), s = hn::Add(s0, s1);
-    const auto in = hn::Gt(hn::MulAdd(a_vector, hn::Sub(hn::Mul(c, yi), s), one), zero);
+    const V count = hn::Add(c0, c1), sum = hn::Add(s0, s1);
+    const auto in = hn::Gt(hn::MulAdd(a_vector, hn::Sub(hn::Mul(count, yi), sum), one), zero);
     support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, hn::Mul(a_vector, yi)));
     size += hn::CountTrue(d, in);
   }
   // size >= 1: the maximum (y = 0) always passes.
   return (1 - hn::GetLane(hn::SumOfLanes(d, support_sum))) / static_cast<double>(size);
+}
+
+double SparsemaxOffsetPairwise(const double* y, std::size_t n, double a) {
+  PaddedCandidates c;
+  Pad(y, n, c);
+  return LinearOffsetOfPadded(c, a);
 }
 
 // The same for k = 2 (entmax-1.5, 2-normmax), sum_S (z + offset)^2 = 1 with z = a y: with c_i,
@@ -569,33 +619,33 @@ double SparsemaxOffsetPairwise(const double* y, std::size_t n, double a) {
 // and entry i is in the support iff v_i <= 1 and z_i > tau_i (the criterion of the sorting
 // algorithm, Peters et al. 2019, which holds on a prefix of the sorted entries). On that support
 // S, offset = sqrt((1 - sum_S (z - m)^2) / |S|) - m with m the mean of z over S, in two passes.
-double QuadraticOffsetPairwise(const double* y, std::size_t n, double a) {
+double QuadraticOffsetOfPadded(const PaddedCandidates& c, double a) {
   const hn::ScalableTag<double> d;
   using V = hn::Vec<decltype(d)>;
   const std::size_t N = hn::Lanes(d);
   const V a_vector = hn::Set(d, a), one = hn::Set(d, 1.0), zero = hn::Zero(d);
   const V minus_inf = hn::Set(d, -kInf<double>);
-  // The support's z, -inf elsewhere, kept for the second pass (at most kMaxPairwise entries).
-  constexpr std::size_t kMaxPairwise = 64;
+  // The support's z, -inf elsewhere, kept for the second pass.
   alignas(kMaxBytes) double support_z[kMaxPairwise + kMaxBytes / sizeof(double)];
   V support_sum = zero;
   std::size_t size = 0;
-  for (std::size_t i = 0; i < n; i += N) {
-    const V yi = i + N <= n ? hn::LoadU(d, y + i) : LoadTail(d, y + i, n - i, -kInf<double>);
-    V c = zero, s = zero, q = zero;
-    for (std::size_t j = 0; j < n; ++j) {
-      const V yj = hn::Set(d, y[j]);
+  for (std::size_t i = 0; i < c.size; i += N) {
+    const V yi = hn::Load(d, c.y + i);
+    V count = zero, s = zero, q = zero;
+    for (std::size_t j = 0; j < c.size; ++j) {
+      const V yj = hn::Set(d, c.y[j]);
       const auto m = hn::Ge(yj, yi);
-      c = hn::Add(c, hn::IfThenElseZero(m, one));
-      s = hn::Add(s, hn::IfThenElseZero(m, yj));
-      q = hn::MulAdd(hn::IfThenElseZero(m, yj), yj, q);
+      const V taken = hn::IfThenElseZero(m, yj);  // squared below: 0, not 0 * -inf, for padding
+      count = hn::Add(count, hn::IfThenElseZero(m, one));
+      s = hn::Add(s, taken);
+      q = hn::MulAdd(taken, taken, q);
     }
     const V zi = hn::Mul(a_vector, yi);
-    const V mean = hn::Div(hn::Mul(a_vector, s), c);
-    const V spread = hn::NegMulAdd(hn::Mul(c, mean), mean, hn::Mul(hn::Mul(a_vector, a_vector), q));
+    const V mean = hn::Div(hn::Mul(a_vector, s), count);
+    const V spread = hn::NegMulAdd(hn::Mul(count, mean), mean, hn::Mul(hn::Mul(a_vector, a_vector), q));
     const auto fits = hn::Le(spread, one);
-    const V room = hn::IfThenElse(fits, hn::Div(hn::Sub(one, spread), c), zero);
-    const auto in = hn::And(fits, hn::Gt(zi, hn::Sub(mean, hn::Sqrt(room))));  // tail: zi = -inf
+    const V room = hn::IfThenElse(fits, hn::Div(hn::Sub(one, spread), count), zero);
+    const auto in = hn::And(fits, hn::Gt(zi, hn::Sub(mean, hn::Sqrt(room))));  // padding: zi = -inf
     hn::Store(hn::IfThenElse(in, zi, minus_inf), d, support_z + i);
     support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, zi));
     size += hn::CountTrue(d, in);
@@ -604,7 +654,7 @@ double QuadraticOffsetPairwise(const double* y, std::size_t n, double a) {
   const double mean = hn::GetLane(hn::SumOfLanes(d, support_sum)) / count;
   const V m = hn::Set(d, mean);
   V spread = zero;
-  for (std::size_t i = 0; i < n; i += N) {
+  for (std::size_t i = 0; i < c.size; i += N) {
     const V z = hn::Load(d, support_z + i);
     const auto in = hn::Gt(z, minus_inf);
     const V u = hn::IfThenElseZero(in, hn::Sub(z, m));
@@ -612,6 +662,50 @@ double QuadraticOffsetPairwise(const double* y, std::size_t n, double a) {
   }
   const double v = hn::GetLane(hn::SumOfLanes(d, spread));
   return std::sqrt(std::max(0.0, 1 - v) / count) - mean;
+}
+
+double QuadraticOffsetPairwise(const double* y, std::size_t n, double a) {
+  PaddedCandidates c;
+  Pad(y, n, c);
+  return QuadraticOffsetOfPadded(c, a);
+}
+
+// buffer[0, count) - max in double, padded (count <= kMaxPairwise; the buffer is readable up to
+// the padded size plus a vector).
+template <class T>
+HWY_INLINE void PadShifted(const T* buffer, std::size_t count, T max, PaddedCandidates& out) {
+  const hn::ScalableTag<double> d;
+  const std::size_t N = hn::Lanes(d);
+  const auto shift = hn::Set(d, static_cast<double>(max)), minus_inf = hn::Set(d, -kInf<double>);
+  out.size = PaddedSize(count);
+  for (std::size_t i = 0; i < out.size; i += N) {
+    hn::Vec<decltype(d)> v;
+    if constexpr (std::is_same_v<T, float>) {
+      v = hn::PromoteTo(d, hn::LoadU(hn::Rebind<float, decltype(d)>(), buffer + i));
+    } else {
+      v = hn::LoadU(d, buffer + i);
+    }
+    const auto valid = hn::FirstN(d, i < count ? count - i : 0);
+    hn::Store(hn::IfThenElse(valid, hn::Sub(v, shift), minus_inf), d, out.y + i);
+  }
+}
+
+template <class T>
+ShortRow<T> SolveShortRow(const T* x, T* p, std::size_t n, double a, int k, T* buffer) {
+  ShortRow<T> row{.max = Max(x, n)};
+  if (!(row.max > -kInf<T> && row.max < kInf<T>)) return row;  // NaN, +inf or all -inf
+  row.count = Collect(x, n, CandidateThreshold(row.max, static_cast<T>(1 / a), -kInf<T>), buffer);
+  if (row.count > (k == 1 ? kPairwiseLinear : kPairwiseQuadratic)) return row;
+  PaddedCandidates c;
+  PadShifted(buffer, row.count, row.max, c);
+  row.offset = k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a);
+  Write(x, p, n,
+        {.kind = k == 1 ? WriteKind::linear : WriteKind::square,
+         .shift = row.max,
+         .a = static_cast<T>(a),
+         .c = static_cast<T>(row.offset)});
+  row.written = true;
+  return row;
 }
 
 }  // namespace

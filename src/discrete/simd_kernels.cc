@@ -20,8 +20,9 @@ namespace {
 
 template <class T>
 constexpr TypedKernels<T> kTyped = {&Scan<T>,        &Collect<T>,       &Max<T>,
-                                    &Write<T>,       &Sum<T>,           &Scale<T>,
-                                    &SumWeighted<T>, &CenterWeights<T>, &WeightedCenter<T>};
+                                    &SolveShortRow<T>, &Write<T>,       &Sum<T>,
+                                    &Scale<T>,       &SumWeighted<T>,   &CenterWeights<T>,
+                                    &WeightedCenter<T>};
 
 }  // namespace
 
@@ -97,6 +98,10 @@ std::size_t Kernels<T>::collect(const T* x, std::size_t n, T threshold, T* out) 
 template <class T>
 T Kernels<T>::max(const T* x, std::size_t n) {
   return typed<T>().max(x, n);
+}
+template <class T>
+ShortRow<T> Kernels<T>::short_row(const T* x, T* p, std::size_t n, double a, int k, T* buffer) {
+  return typed<T>().short_row(x, p, n, a, k, buffer);
 }
 template <class T>
 void Kernels<T>::write(const T* x, T* p, std::size_t n, const WriteParams<T>& params) {

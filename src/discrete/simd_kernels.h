@@ -104,8 +104,23 @@ double sparsemax_offset_pairwise(const double* y, std::size_t n, double a);
 
 /// The offset of k = 2 (entmax-1.5, 2-normmax), sum_S [a y + offset]_+^2 = 1, the same way
 /// (the sorting algorithm's criterion for each entry, then the closed form on the support), for
-/// at most 64 candidates (max 0, a > 0).
+/// at most kMaxPairwise candidates (max 0, a > 0; more abort).
 double quadratic_offset_pairwise(const double* y, std::size_t n, double a);
+
+/// The most candidates the pairwise kernels take, and how many the solvers give them, for
+/// k = 1 and k = 2 (beyond, Michelot's passes and Newton's steps measured faster).
+inline constexpr std::size_t kMaxPairwise = 64;
+inline constexpr std::size_t kPairwiseLinear = 16;
+inline constexpr std::size_t kPairwiseQuadratic = 16;
+
+/// What Kernels<T>::short_row found on a row.
+template <class T>
+struct ShortRow {
+  T max;                   ///< the row maximum (NaN for a row with a NaN)
+  std::size_t count = 0;   ///< candidates collected into the buffer (0 if max is not finite)
+  double offset = 0;       ///< p = [a (x - max) + offset]_+^k, when `written`
+  bool written = false;
+};
 
 template <class T>
 struct Kernels {
@@ -116,6 +131,14 @@ struct Kernels {
   static std::size_t collect(const T* x, std::size_t n, T threshold, T* out);
   /// Maximum of x[0, n) (-inf for n = 0); NaN if any entry is NaN.
   static T max(const T* x, std::size_t n);
+  /// Sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) of a row that fits in L1, in one
+  /// call while few entries are candidates: the maximum, the entries above max - 1/a collected
+  /// into `buffer` (room for n + kMaxLanes entries), and when there are at most
+  /// kPairwiseLinear (k = 1) or kPairwiseQuadratic (k = 2) of them, the pairwise offset and p
+  /// written. When it did not write
+  /// (more candidates, or a maximum that is not finite), buffer[0, count) holds the candidates
+  /// for the general solvers.
+  static ShortRow<T> short_row(const T* x, T* p, std::size_t n, double a, int k, T* buffer);
   /// p[i] = f(x[i]) as described by WriteParams; p may equal x.
   static void write(const T* x, T* p, std::size_t n, const WriteParams<T>& params);
   /// sum_i p[i] in double (after a write pass of kind exponential: the softmax normaliser).
@@ -139,6 +162,7 @@ struct TypedKernels {
   void (*scan)(CandidateScan<T>&);
   std::size_t (*collect)(const T*, std::size_t, T, T*);
   T (*max)(const T*, std::size_t);
+  ShortRow<T> (*short_row)(const T*, T*, std::size_t, double, int, T*);
   void (*write)(const T*, T*, std::size_t, const WriteParams<T>&);
   double (*sum)(const T*, std::size_t);
   void (*scale)(T*, std::size_t, T);

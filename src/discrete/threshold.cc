@@ -16,9 +16,11 @@ constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr int kMaxIterations = 200;
 // Up to this many candidates Michelot's passes sweep them all with SIMD instead of compacting.
 constexpr std::size_t kFewCandidates = 256;
-// Up to this many candidates the pairwise criteria (n^2 compares, no iteration) beat Michelot's
-// passes (k = 1) and Newton's steps (k = 2; at most 64, the kernel's buffer).
-constexpr std::size_t kPairwiseLinear = 16, kPairwiseQuadratic = 16;
+// Up to simd::kPairwiseLinear / kPairwiseQuadratic candidates the pairwise criteria (n^2
+// compares, no iteration) beat Michelot's passes (k = 1) and Newton's steps (k = 2); the fused
+// short-row kernel uses the same bounds.
+using simd::kPairwiseLinear;
+using simd::kPairwiseQuadratic;
 
 // sum_{i in [begin, end)} term(i) by pairwise summation: an error of O(eps log n) like a
 // compensated sum, without its serial dependency from one term to the next.

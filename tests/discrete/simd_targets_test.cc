@@ -182,6 +182,45 @@ TEST_P(DiscreteKernels, QuadraticOffsetIsTheSortedOne) {
   }
 }
 
+/// Rows of 16-4096 entries with exactly m entries within 1/a of the maximum (the candidates of
+/// sparsemax, a = 1, and entmax-1.5, a = 1/2), m around the size classes of the fused short-row
+/// kernel (candidates padded to a multiple of 8) and past its bounds (simd::kPairwiseLinear and
+/// kPairwiseQuadratic), where the general solvers take over: continuous values, or values on a
+/// grid (ties, also at the support's edge).
+template <class T>
+void check_short_rows_by_candidates() {
+  for (const MapCase& c : {make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5)}) {
+    const double gap = c.map == Map::sparsemax ? 1.0 : 2.0;
+    for (const std::size_t n : {16, 64, 128, 512, 4096}) {
+      for (const std::size_t m : {1, 2, 7, 8, 9, 15, 16, 17, 24, 25, 31, 32, 33, 50}) {
+        if (m > n) continue;
+        for (int kind = 0; kind < 2; ++kind) {
+          const sparcon::Rows rows{4, n};
+          std::mt19937_64 rng(1000 * n + 10 * m + kind);
+          std::uniform_real_distribution<double> near(-0.97 * gap, 0), far(-3 * gap, -1.03 * gap);
+          std::uniform_int_distribution<int> grid(-8, 0);
+          std::vector<double> x;
+          for (std::size_t r = 0; r < rows.count; ++r) {
+            std::vector<double> row(n);
+            for (std::size_t i = 0; i < n; ++i) {
+              const double y = i == 0 ? 0 : i < m ? (kind == 0 ? near(rng) : grid(rng) * gap / 8) : far(rng);
+              row[i] = 0.25 + y;
+            }
+            std::shuffle(row.begin(), row.end(), rng);
+            x.insert(x.end(), row.begin(), row.end());
+          }
+          expect_matches_reference<T>(c, to_type<T>(x), rows,
+                                      "by-candidates|" + std::to_string(n) + "|" + std::to_string(m) + "|" +
+                                          std::to_string(kind));
+        }
+      }
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, ShortRowsByCandidatesFloat) { check_short_rows_by_candidates<float>(); }
+TEST_P(DiscreteKernels, ShortRowsByCandidatesDouble) { check_short_rows_by_candidates<double>(); }
+
 TEST_P(DiscreteKernels, ForwardEveryMapFloat) { check_forward_every_map<float>(); }
 TEST_P(DiscreteKernels, ForwardEveryMapDouble) { check_forward_every_map<double>(); }
 
@@ -233,6 +272,49 @@ void check_edge_rows() {
     for (std::size_t i : {0, 4, 5, 17, 36}) EXPECT_EQ(dx[i], T(0)) << "masked entry's gradient " << i;
   }
 }
+
+/// Entries outside the support (p = 0, also masked -inf entries of dense entmax) take no part in
+/// the backward of every map but softmax, whatever g holds there: with NaN and inf at those
+/// entries, dx is the dx of g with zeros there, entry for entry, and +0 at them. Rows of 37 and
+/// 5000 entries; -inf every 7 entries, so that vectors are partly zero (the passes skip only
+/// all-zero vectors).
+template <class T>
+void check_backward_outside_support() {
+  const T inf = std::numeric_limits<T>::infinity();
+  for (const std::size_t n : {37, 5000}) {
+    const sparcon::Rows rows{3, n};
+    std::vector<T> x = to_type<T>(normal_values(rows.count, n, 1.5, 94 + n));
+    for (std::size_t i = 0; i < x.size(); i += 7) x[i] = -inf;
+    const std::vector<T> g = to_type<T>(normal_values(rows.count, n, 1.0, 95 + n));
+    for (const MapCase& c : all_cases()) {
+      const bool softmax = c.map == Map::softmax || (c.map == Map::entmax && c.parameter == 1);
+      if (!applies(c, n) || softmax) continue;
+      SCOPED_TRACE(c.name + ", length " + std::to_string(n));
+      const Forward<T> out = run_forward(family_of<T>(c), x, rows);
+      std::vector<T> zeroed = g, poisoned = g;
+      std::size_t outside = 0;
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        if (out.p[i] != 0) continue;
+        zeroed[i] = 0;
+        poisoned[i] = ++outside % 2 ? std::numeric_limits<T>::quiet_NaN() : -inf;
+      }
+      ASSERT_GT(outside, 0u);
+      std::vector<T> want(x.size()), got(x.size());
+      sparcon::backward<T>(family_of<T>(c), out.p, zeroed, std::span<T>(want), rows);
+      sparcon::backward<T>(family_of<T>(c), out.p, poisoned, std::span<T>(got), rows);
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(got[i])) << "entry " << i;
+        ASSERT_EQ(got[i], want[i]) << "entry " << i;
+        if (out.p[i] == 0) {
+          ASSERT_FALSE(std::signbit(got[i])) << "entry " << i << " outside the support";
+        }
+      }
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, BackwardOutsideSupportFloat) { check_backward_outside_support<float>(); }
+TEST_P(DiscreteKernels, BackwardOutsideSupportDouble) { check_backward_outside_support<double>(); }
 
 TEST_P(DiscreteKernels, EdgeRowsFloat) { check_edge_rows<float>(); }
 TEST_P(DiscreteKernels, EdgeRowsDouble) { check_edge_rows<double>(); }
