@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "experiment.h"
@@ -94,7 +93,7 @@ int main(int argc, char** argv) {
   quick->add_option("--out", quick_out, "output directory")->capture_default_str();
   auto* full = app.add_subcommand("full", "the full protocol: every variant x 3 seeds, all training words");
   full->add_option("--out", full_out, "output directory")->capture_default_str();
-  std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::size_t jobs = kit::default_jobs();
   for (auto* command : {quick, full})
     command->add_option("--jobs", jobs, "runs trained side by side, one process of 1 thread each (default: the cores)")
         ->capture_default_str()
@@ -180,14 +179,12 @@ int main(int argc, char** argv) {
     }
     // With several jobs the runs are trained side by side as `train` processes; run_experiment
     // then finds each finished (resume), tests it and writes the results and the report.
-    if (jobs > 1) {
-      std::vector<std::vector<std::string>> commands;
-      for (const auto seed : experiment.seeds)
-        for (const auto& variant : experiment.variants)
-          commands.push_back(train_command(cache, keep_stress, data_options, experiment, variant, seed));
-      std::fprintf(stderr, "training %zu runs, %zu side by side\n", commands.size(), jobs);
-      kit::run_commands(commands, jobs);
-    }
+    kit::train_side_by_side(
+        experiment.seeds, experiment.variants,
+        [&](const std::string& variant, std::uint64_t seed) {
+          return train_command(cache, keep_stress, data_options, experiment, variant, seed);
+        },
+        jobs);
     experiment.jobs = jobs;
     const g2p::Dataset data = load(cache, keep_stress, data_options);
     const auto results = g2p::run_experiment(data, experiment);

@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -34,6 +36,8 @@ std::string how_it_ended(int status) {
 }  // namespace
 
 std::string self_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+
+std::size_t default_jobs() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 void run_commands(const std::vector<std::vector<std::string>>& commands, std::size_t jobs) {
   if (jobs == 0) throw std::invalid_argument("run_commands: jobs = 0; at least one is needed");

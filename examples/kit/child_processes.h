@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -19,5 +21,25 @@ std::string self_executable();
 /// did not exit with status 0, and how it ended. Throws std::invalid_argument for jobs = 0 or
 /// an empty command.
 void run_commands(const std::vector<std::vector<std::string>>& commands, std::size_t jobs);
+
+/// The default of an experiment's --jobs: one run per core (at least 1). Measured on 2 cores,
+/// runs side by side beat one run after another on torch's intra-op threads in every experiment
+/// (README).
+std::size_t default_jobs();
+
+/// An experiment's runs side by side: `command(variant, seed)` (the argv of one `train` run)
+/// for every seed, and within it every variant in the order given, run by run_commands with
+/// `jobs` at a time. Nothing for jobs <= 1: the caller then trains them one after another in
+/// its own process. Either way the caller's run_experiment finds the finished runs afterwards.
+template <class Command>
+void train_side_by_side(const std::vector<std::uint64_t>& seeds, const std::vector<std::string>& variants,
+                        Command&& command, std::size_t jobs) {
+  if (jobs <= 1) return;
+  std::vector<std::vector<std::string>> commands;
+  for (const auto seed : seeds)
+    for (const auto& variant : variants) commands.push_back(command(variant, seed));
+  std::fprintf(stderr, "training %zu runs, %zu side by side\n", commands.size(), jobs);
+  run_commands(commands, jobs);
+}
 
 }  // namespace kit

@@ -12,7 +12,6 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <thread>
 
 #include "experiment.h"
 #include "kit/child_processes.h"
@@ -61,7 +60,7 @@ int main(int argc, char** argv) {
   quick->add_option("--out", quick_out, "output directory")->capture_default_str();
   auto* full = app.add_subcommand("full", "the full protocol: 15 variants x 3 seeds, all training documents");
   full->add_option("--out", full_out, "output directory")->capture_default_str();
-  std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::size_t jobs = kit::default_jobs();
   for (auto* command : {quick, full})
     command->add_option("--jobs", jobs, "runs trained side by side, one process of 1 thread each (default: the cores)")
         ->capture_default_str()
@@ -172,14 +171,12 @@ int main(int argc, char** argv) {
     experiment.train.max_length = data_options.max_length;
     // With several jobs the runs are trained side by side as `train` processes; run_experiment
     // then finds each finished (resume), tests it and writes the results and the report.
-    if (jobs > 1) {
-      std::vector<std::vector<std::string>> commands;
-      for (const auto seed : experiment.seeds)
-        for (const auto& variant : experiment.variants)
-          commands.push_back(train_command(cache, data_options, experiment, variant, seed));
-      std::fprintf(stderr, "training %zu runs, %zu side by side\n", commands.size(), jobs);
-      kit::run_commands(commands, jobs);
-    }
+    kit::train_side_by_side(
+        experiment.seeds, experiment.variants,
+        [&](const std::string& variant, std::uint64_t seed) {
+          return train_command(cache, data_options, experiment, variant, seed);
+        },
+        jobs);
     experiment.jobs = jobs;
     const spam::Dataset data = load(cache, data_options);
     const auto results = spam::run_experiment(data, experiment);

@@ -14,7 +14,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "experiment.h"
@@ -107,7 +106,7 @@ int main(int argc, char** argv) {
   quick->add_option("--out", quick_out, "output directory")->capture_default_str();
   auto* full = app.add_subcommand("full", "the full protocol: every variant x 3 seeds");
   full->add_option("--out", full_out, "output directory")->capture_default_str();
-  std::size_t jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::size_t jobs = kit::default_jobs();
   for (auto* command : {quick, full})
     command->add_option("--jobs", jobs, "runs trained side by side, one process of 1 thread each (default: the cores)")
         ->capture_default_str()
@@ -205,23 +204,22 @@ int main(int argc, char** argv) {
     }
     // With several jobs the runs are trained side by side as `train` processes; run_experiment
     // then finds each finished (resume), tests it and writes the results and the report.
-    if (jobs > 1) {
-      // The slowest runs first (measured quick epochs on 2 idle cores: mixtures 22-23 s,
-      // continuous sparsemax 17 s, the others 15-16 s), so that the last runs to finish are
-      // short ones and the cores stay busy to the end.
-      auto cost = [](const std::string& name) {
-        const vqa::Variant v = vqa::parse_variant(name);
-        return v.kind == "mixture" ? 0 : v.continuous() && v.alpha > 1 ? 1 : 2;
-      };
-      std::vector<std::string> order = experiment.variants;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](const std::string& a, const std::string& b) { return cost(a) < cost(b); });
-      std::vector<std::vector<std::string>> commands;
-      for (const auto seed : experiment.seeds)
-        for (const auto& variant : order) commands.push_back(train_command(folder, data_options, experiment, variant, seed));
-      std::fprintf(stderr, "training %zu runs, %zu side by side\n", commands.size(), jobs);
-      kit::run_commands(commands, jobs);
-    }
+    // The slowest runs first (measured quick epochs on 2 idle cores: mixtures 22-23 s,
+    // continuous sparsemax 17 s, the others 15-16 s), so that the last runs to finish are short
+    // ones and the cores stay busy to the end.
+    auto cost = [](const std::string& name) {
+      const vqa::Variant v = vqa::parse_variant(name);
+      return v.kind == "mixture" ? 0 : v.continuous() && v.alpha > 1 ? 1 : 2;
+    };
+    std::vector<std::string> order = experiment.variants;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const std::string& a, const std::string& b) { return cost(a) < cost(b); });
+    kit::train_side_by_side(
+        experiment.seeds, order,
+        [&](const std::string& variant, std::uint64_t seed) {
+          return train_command(folder, data_options, experiment, variant, seed);
+        },
+        jobs);
     experiment.jobs = jobs;
     const vqa::Datasets data = load(folder, data_options, experiment.dev_scenes);
     const auto results = vqa::run_experiment(data, experiment);
