@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "check.h"
@@ -188,23 +189,21 @@ T entmax_tau(double a, T max, double lambda) {
 
 // Sparsemax (k = 1) and entmax-1.5 (k = 2) on a row that fits in L1: one kernel call does the
 // whole forward while the candidates are few (the common case of attention rows: a fixed cost
-// per row, not per entry, is what short rows pay); otherwise its maximum and candidates go to
-// the general solver. Returns true when p is written.
+// per row, not per entry, is what short rows pay). Returns nothing when p is written; otherwise
+// the threshold from the kernel's maximum and candidates, for entmax_row to write.
 template <class T>
-bool short_row(const T* x, T* p, std::size_t n, double a, int k, RowScratch<T>& scratch, T* tau,
-               PowerSolution<T>& s) {
+std::optional<PowerSolution<T>> short_row(const T* x, T* p, std::size_t n, double a, int k,
+                                          RowScratch<T>& scratch, T* tau) {
   T* buffer = collect_buffer(n, scratch);
   const simd::ShortRow<T> row = Kernels<T>::short_row(x, p, n, a, k, buffer);
   if (row.written) {
     if (tau) *tau = entmax_tau(a, row.max, (1 - row.offset) / a);
-    return true;
+    return std::nullopt;
   }
-  s.max = row.max;
-  s.not_finite = std::isnan(row.max) || row.max == kInf<T>;
-  if (s.not_finite || row.max == -kInf<T>) return false;
+  if (std::isnan(row.max) || row.max == kInf<T>) return PowerSolution<T>{kNaN<T>, {}, true};
+  if (row.max == -kInf<T>) return PowerSolution<T>{row.max, {}, false};
   load_shifted(buffer, row.count, row.max, scratch.y);
-  s.threshold = solve_power_threshold(scratch.y, a, k, n);
-  return false;
+  return PowerSolution<T>{row.max, solve_power_threshold(scratch.y, a, k, n), false};
 }
 
 // alpha-entmax for alpha != 1.
@@ -213,7 +212,9 @@ void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& sc
   const double a = alpha - 1, k = 1 / a;
   PowerSolution<T> s;
   if ((k == 1 || k == 2) && n <= kCachedRow) {
-    if (short_row(x, p, n, a, static_cast<int>(k), scratch, tau, s)) return;
+    const std::optional<PowerSolution<T>> solution = short_row(x, p, n, a, static_cast<int>(k), scratch, tau);
+    if (!solution) return;
+    s = *solution;
   } else {
     s = a > 0 ? sparse_power_threshold(x, n, a, k, scratch) : dense_power_threshold(x, n, a, k, scratch);
   }

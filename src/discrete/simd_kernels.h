@@ -135,9 +135,8 @@ struct Kernels {
   /// call while few entries are candidates: the maximum, the entries above max - 1/a collected
   /// into `buffer` (room for n + kMaxLanes entries), and when there are at most
   /// kPairwiseLinear (k = 1) or kPairwiseQuadratic (k = 2) of them, the pairwise offset and p
-  /// written. When it did not write
-  /// (more candidates, or a maximum that is not finite), buffer[0, count) holds the candidates
-  /// for the general solvers.
+  /// written. When it did not write (more candidates, or a maximum that is not finite),
+  /// buffer[0, count) holds the candidates for the general solvers.
   static ShortRow<T> short_row(const T* x, T* p, std::size_t n, double a, int k, T* buffer);
   /// p[i] = f(x[i]) as described by WriteParams; p may equal x.
   static void write(const T* x, T* p, std::size_t n, const WriteParams<T>& params);
