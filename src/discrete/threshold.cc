@@ -148,13 +148,18 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
     if (s == 1 || slope == 0) break;
     double next = k >= 1 ? lambda + (s - (k == 2 ? std::sqrt(s) : std::pow(s, 1 - 1 / k))) / (a * slope)
                          : lambda + (s - 1) / (a * k * slope);
+    // A step at the rounding level ends the iteration, also when rounding puts it just outside
+    // the bracket (bisecting then would throw lambda far from the root it has reached). The
+    // step bounds the distance to the root: the derivative is continuous for k >= 1 and a < 0.
+    if (std::abs(next - lambda) <= 4 * kEps * std::max(1.0, std::abs(lambda))) {
+      if (next > lo && next < hi) lambda = next;
+      break;
+    }
     if (!(next > lo && next < hi)) {
       if (hi == std::numeric_limits<double>::infinity()) hi = std::max(lo, upper_bound());
       next = lo + 0.5 * (hi - lo);
     }
-    const bool done = std::abs(next - lambda) <= 4 * kEps * std::max(1.0, std::abs(lambda));
     lambda = next;
-    if (done) break;
   }
   return {lambda, 1 - a * lambda};
 }
@@ -183,15 +188,26 @@ std::optional<PowerThreshold> quadratic_closed_form(double a, double lambda,
 PowerThreshold offset_threshold(std::vector<double>& y, double a, double k, std::size_t n) {
   double lo = std::exp(-std::log(static_cast<double>(n)) / k), hi = 1;
   double c = hi;
+  bool probed = false;
   for (int it = 0; it < kMaxIterations; ++it) {
     const simd::PowerSums sums = sums_at_offset(y, a, k, c);
     const double f = sums.s - 1, slope = k * sums.slope;
     (f >= 0 ? hi : lo) = c;
     if (f == 0 || slope == 0) break;
     double next = c - f / slope;
-    if (!(next > lo && next < hi)) next = lo + 0.5 * (hi - lo);
-    // Near an entry at the support boundary f' is huge and steps are tiny long before f is
-    // 0, so stop on the bracket, not on the step.
+    if (!(next > lo && next < hi)) {
+      // A step outside the bracket at the rounding level of c: either c is the root to
+      // rounding, or an entry at the support boundary (f' huge there) stalls the steps long
+      // before f is 0. A probe two ulps toward the root tells which (the bracket closes, or
+      // the next step bisects); a larger step that left the bracket bisects at once.
+      const double probe = f < 0 ? c * (1 + 2 * kEps) : c * (1 - 2 * kEps);
+      const bool stalled = std::abs(next - c) <= 4 * kEps * c;
+      probed = stalled && !probed && probe > lo && probe < hi;
+      next = probed ? probe : lo + 0.5 * (hi - lo);
+    } else {
+      probed = false;
+    }
+    // Stop on the bracket, not on the step (which may be tiny far from the root, see above).
     const bool done = next == c || hi - lo <= 2 * kEps * hi;
     c = next;
     if (done) break;

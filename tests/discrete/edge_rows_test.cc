@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstddef>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "map_cases.h"
@@ -130,6 +132,35 @@ TYPED_TEST(EdgeRows, NanOrPlusInfinityMakesTheRowNan) {
         EXPECT_TRUE(row_matches<T>(row_of(out.p, rows, r), out.tau[r], want, c.map != sparcon::Map::budget)) << c.name;
       }
     }
+  }
+}
+
+/// Rows with an entry just inside the support boundary: at the threshold its base
+/// [1 + a (y - lambda)] is a tiny t, so for alpha > 2 (p = base^k, k < 1) the derivative of the
+/// threshold equation is huge there and Newton's steps stall at rounding size long before the
+/// equation holds; the solver must still find the threshold (t^k is far above rounding). For
+/// alpha < 2 the same rows check the stop at a converged step. Each row: the maximum 0, the
+/// boundary entry, one entry well inside and one outside; built in double, rounded to T.
+TYPED_TEST(EdgeRows, EntryAtTheSupportBoundary) {
+  using T = TypeParam;
+  for (const double alpha : {1.25, 1.75, 2.5, 3.0, 4.0}) {
+    const double a = alpha - 1, k = 1 / a;
+    std::vector<T> x;
+    std::vector<std::string> names;
+    for (const double t : {1e-4, 1e-8, 1e-12, 1e-16}) {
+      // Bases at the threshold: c for the maximum, b for the inside entry, t: c^k + b^k + t^k = 1
+      // with b = c / 2.
+      const double c = std::pow((1 - std::pow(t, k)) / (1 + std::pow(0.5, k)), 1 / k);
+      for (const double y : {0.0, (t - c) / a, -c / (2 * a), -2 / a}) x.push_back(static_cast<T>(y));
+      char name[32];
+      std::snprintf(name, sizeof name, "t = %g", t);
+      names.emplace_back(name);
+    }
+    const sparcon::Rows rows{names.size(), 4};
+    const sparcon::Family<T> family = sparcon::Family<T>::entmax(static_cast<T>(alpha));
+    SCOPED_TRACE("alpha " + std::to_string(alpha));
+    expect_batch_matches<T>(sparcon::Map::entmax, {static_cast<T>(alpha)}, x, rows, run_forward(family, x, rows),
+                            names);
   }
 }
 
