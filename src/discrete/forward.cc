@@ -72,8 +72,7 @@ struct PowerSolution {
 template <class T>
 void load_shifted(const T* values, std::size_t count, T max, std::vector<double>& y) {
   y.resize(count);
-  for (std::size_t i = 0; i < count; ++i)
-    y[i] = static_cast<double>(values[i]) - static_cast<double>(max);
+  Kernels<T>::shifted_to_double(values, count, max, y.data());
 }
 
 // Room in the scratch buffer for the candidates of a row of length n that fits in L1.

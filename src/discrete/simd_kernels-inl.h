@@ -14,7 +14,9 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -78,6 +80,46 @@ HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
   }
 }
 
+// ---- compression -----------------------------------------------------------------------------
+
+// For every mask of up to 8 lanes, the lanes it selects in order, one 4-bit lane index per
+// nibble (lane j of the result takes the lane in nibble j; unused nibbles are 0).
+constexpr std::array<std::uint32_t, 256> MakeCompressIndices() {
+  std::array<std::uint32_t, 256> table{};
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    unsigned out = 0;
+    for (unsigned lane = 0; lane < 8; ++lane)
+      if (mask >> lane & 1) table[mask] |= lane << (4 * out++);
+  }
+  return table;
+}
+// At namespace scope, so that it lives in read-only data: Highway's own Compress keeps such
+// tables as local constexpr arrays, which GCC 12 copies onto the stack at every call (1-2 KiB,
+// about as long as a whole short row's work), where the CPU has no compress instruction for
+// the lane type (AVX2 and SSE4, and 64-bit lanes on AVX-512).
+constexpr std::array<std::uint32_t, 256> kCompressIndices = MakeCompressIndices();
+
+// hn::Compress(v, keep): the lanes of v where keep is true, first; the other lanes undefined.
+template <class D, class M>
+HWY_INLINE hn::Vec<D> CompressLanes(D d, hn::Vec<D> v, M keep) {
+  using T = hn::TFromD<D>;
+  constexpr std::size_t kLanes = hn::MaxLanes(D());
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  constexpr bool kNative = HWY_TARGET <= HWY_AVX3 && sizeof(T) == 4;  // vcompressps
+  if constexpr (!kNative && kLanes >= 2 && kLanes <= 8 && sizeof(T) >= 4) {
+    const hn::RebindToUnsigned<D> du;
+    std::uint8_t bits[8] = {};
+    hn::StoreMaskBits(d, keep, bits);
+    const auto packed = hn::Set(du, static_cast<hn::TFromD<decltype(du)>>(kCompressIndices[bits[0]]));
+    const auto shifts = hn::ShiftLeft<2>(hn::Iota(du, 0));
+    const auto lanes = hn::And(hn::Shr(packed, shifts), hn::Set(du, 7));
+    return hn::TableLookupLanes(v, hn::IndicesFromVec(d, lanes));
+  }
+#endif
+  (void)d;
+  return hn::Compress(v, keep);
+}
+
 // ---- candidate scan --------------------------------------------------------------------------
 
 // Entries strictly above this are candidates: max - gap, but never max itself (when the gap is
@@ -113,7 +155,7 @@ void Scan(CandidateScan<T>& s) {
     // Compress into a register and store the whole vector: a compressing store straight to
     // memory is microcoded and slow on some CPUs (AMD Zen 4). The scan stops while fewer than
     // N entries of the buffer are free.
-    hn::StoreU(hn::Compress(v, keep), d, s.buffer + s.count);
+    hn::StoreU(CompressLanes(d, v, keep), d, s.buffer + s.count);
     s.count += hn::CountTrue(d, keep);
     return true;
   };
@@ -155,7 +197,7 @@ std::size_t Collect(const T* x, std::size_t n, T threshold, T* out) {
   std::size_t count = 0;
   ForEachVector(d, x, n, -kInf<T>, [&](std::size_t, auto v, std::size_t) HWY_ATTR {
     const auto keep = hn::Gt(v, t);
-    hn::StoreU(hn::Compress(v, keep), d, out + count);
+    hn::StoreU(CompressLanes(d, v, keep), d, out + count);
     count += hn::CountTrue(d, keep);
   });
   return count;
@@ -186,6 +228,22 @@ T Max(const T* x, std::size_t n) {
   });
   if (!hn::AllFalse(d, nan)) return std::numeric_limits<T>::quiet_NaN();
   return hn::GetLane(hn::MaxOfLanes(d, hn::Max(hn::Max(m0, m1), hn::Max(m2, m3))));
+}
+
+template <class T>
+void ShiftedToDouble(const T* x, std::size_t n, T shift, double* y) {
+  const hn::ScalableTag<double> d;
+  const std::size_t N = hn::Lanes(d);
+  const auto s = hn::Set(d, static_cast<double>(shift));
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    if constexpr (std::is_same_v<T, float>) {
+      hn::StoreU(hn::Sub(hn::PromoteTo(d, hn::LoadU(hn::Rebind<float, decltype(d)>(), x + i)), s), d, y + i);
+    } else {
+      hn::StoreU(hn::Sub(hn::LoadU(d, x + i), s), d, y + i);
+    }
+  }
+  for (; i < n; ++i) y[i] = static_cast<double>(x[i]) - static_cast<double>(shift);
 }
 
 // ---- write pass ------------------------------------------------------------------------------
@@ -516,6 +574,27 @@ PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
   }
   if (w.k == 0.5) return SumPowersOf<kPowerSqrt>(y, n, w);
   return SumPowersOf<kPowerGeneral>(y, n, w);
+}
+
+// In place: the compressed vector stored at `kept` <= i overwrites only entries already read.
+std::size_t DropAtOrBelow(double* y, std::size_t n, double bound) {
+  const hn::ScalableTag<double> d;
+  const std::size_t N = hn::Lanes(d);
+  const auto b = hn::Set(d, bound);
+  std::size_t kept = 0, i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, y + i);
+    const auto keep = hn::Gt(v, b);
+    // Compress into a register, then a whole store (see Scan on compressing stores).
+    hn::StoreU(CompressLanes(d, v, keep), d, y + kept);
+    kept += hn::CountTrue(d, keep);
+  }
+  for (; i < n; ++i) {  // the tail, branch-free
+    const double v = y[i];
+    y[kept] = v;
+    kept += v > bound;
+  }
+  return kept;
 }
 
 double MichelotOffset(const double* y, std::size_t n, double a) {

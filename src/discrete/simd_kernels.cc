@@ -19,17 +19,18 @@ namespace sparcon::simd::HWY_NAMESPACE {
 namespace {
 
 template <class T>
-constexpr TypedKernels<T> kTyped = {&Scan<T>,        &Collect<T>,       &Max<T>,
-                                    &SolveShortRow<T>, &Write<T>,       &Sum<T>,
-                                    &Scale<T>,       &SumWeighted<T>,   &CenterWeights<T>,
-                                    &WeightedCenter<T>};
+constexpr TypedKernels<T> kTyped = {&Scan<T>,           &Collect<T>,     &Max<T>,
+                                    &ShiftedToDouble<T>, &SolveShortRow<T>, &Write<T>,
+                                    &Sum<T>,             &Scale<T>,       &SumWeighted<T>,
+                                    &CenterWeights<T>,   &WeightedCenter<T>};
 
 }  // namespace
 
 // This target's kernels.
 const KernelTable* Table() {
   static constexpr KernelTable table = {kTyped<float>,           kTyped<double>,
-                                        &SumPowers,              &MichelotOffset,
+                                        &SumPowers,              &DropAtOrBelow,
+                                        &MichelotOffset,
                                         &SparsemaxOffsetPairwise, &QuadraticOffsetPairwise,
                                         HWY_TARGET};
   return &table;
@@ -75,6 +76,10 @@ PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& param
   return table().power_sums(y, n, params);
 }
 
+std::size_t drop_at_or_below(double* y, std::size_t n, double bound) {
+  return table().drop_at_or_below(y, n, bound);
+}
+
 double michelot_offset(const double* y, std::size_t n, double a) {
   return table().michelot_offset(y, n, a);
 }
@@ -98,6 +103,10 @@ std::size_t Kernels<T>::collect(const T* x, std::size_t n, T threshold, T* out) 
 template <class T>
 T Kernels<T>::max(const T* x, std::size_t n) {
   return typed<T>().max(x, n);
+}
+template <class T>
+void Kernels<T>::shifted_to_double(const T* x, std::size_t n, T shift, double* y) {
+  typed<T>().shifted_to_double(x, n, shift, y);
 }
 template <class T>
 ShortRow<T> Kernels<T>::short_row(const T* x, T* p, std::size_t n, double a, int k, T* buffer) {

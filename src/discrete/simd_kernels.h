@@ -90,6 +90,10 @@ struct PowerSumParams {
 };
 PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& params);
 
+/// Removes the entries y <= bound from y[0, n) in place, keeping the order of the others;
+/// returns how many are left (SIMD compression, no data-dependent branch).
+std::size_t drop_at_or_below(double* y, std::size_t n, double bound);
+
 /// Michelot's iteration for k = 1 (sparsemax) over the candidates y[0, n) (max 0, n >= 1),
 /// without moving them: with S = {y > bound} (bound = -inf at first),
 ///   offset_S = (1 - a sum_S y) / |S|,   bound = -offset_S / a,
@@ -131,6 +135,8 @@ struct Kernels {
   static std::size_t collect(const T* x, std::size_t n, T threshold, T* out);
   /// Maximum of x[0, n) (-inf for n = 0); NaN if any entry is NaN.
   static T max(const T* x, std::size_t n);
+  /// y[i] = double(x[i]) - double(shift): the candidates of a row in the solvers' form.
+  static void shifted_to_double(const T* x, std::size_t n, T shift, double* y);
   /// Sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) of a row that fits in L1, in one
   /// call while few entries are candidates: the maximum, the entries above max - 1/a collected
   /// into `buffer` (room for n + kMaxLanes entries), and when there are at most
@@ -161,6 +167,7 @@ struct TypedKernels {
   void (*scan)(CandidateScan<T>&);
   std::size_t (*collect)(const T*, std::size_t, T, T*);
   T (*max)(const T*, std::size_t);
+  void (*shifted_to_double)(const T*, std::size_t, T, double*);
   ShortRow<T> (*short_row)(const T*, T*, std::size_t, double, int, T*);
   void (*write)(const T*, T*, std::size_t, const WriteParams<T>&);
   double (*sum)(const T*, std::size_t);
@@ -174,6 +181,7 @@ struct KernelTable {
   TypedKernels<float> float_kernels;
   TypedKernels<double> double_kernels;
   PowerSums (*power_sums)(const double*, std::size_t, const PowerSumParams&);
+  std::size_t (*drop_at_or_below)(double*, std::size_t, double);
   double (*michelot_offset)(const double*, std::size_t, double);
   double (*sparsemax_offset_pairwise)(const double*, std::size_t, double);
   double (*quadratic_offset_pairwise)(const double*, std::size_t, double);

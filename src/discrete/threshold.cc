@@ -64,16 +64,9 @@ simd::PowerSums sums_at_lambda(const std::vector<double>& y, double a, double k,
   return sums;
 }
 
-// Removes the entries with y <= bound (proven outside the support). Branch-free: which
-// entries leave is data-dependent, and a mispredicted branch per entry costs more than the
-// arithmetic of these loops.
+// Removes the entries with y <= bound (proven outside the support), by the SIMD kernel.
 void drop_at_or_below(std::vector<double>& y, double bound) {
-  std::size_t kept = 0;
-  for (const double v : y) {
-    y[kept] = v;
-    kept += v > bound;
-  }
-  y.resize(kept);
+  y.resize(simd::drop_at_or_below(y.data(), y.size(), bound));
 }
 
 // k = 1 (sparsemax), p = [z + offset]_+ with z = a y: Michelot's method. With
@@ -97,7 +90,7 @@ PowerThreshold linear_threshold(std::vector<double>& y, double a) {
   for (double bound = -std::numeric_limits<double>::infinity();;) {
     std::size_t kept = 0;
     double sum = 0;
-    for (const double v : y) {  // branch-free, as in drop_at_or_below
+    for (const double v : y) {  // branch-free: which entries leave is data-dependent
       const bool in = v > bound;
       y[kept] = v;
       kept += in;

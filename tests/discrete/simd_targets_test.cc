@@ -182,6 +182,45 @@ TEST_P(DiscreteKernels, QuadraticOffsetIsTheSortedOne) {
   }
 }
 
+TEST_P(DiscreteKernels, DropAtOrBelowKeepsTheOthersInOrder) {
+  // In-place compaction on lengths across vector tails, against a plain copy of the kept
+  // entries; values on a grid so that some equal the bound (dropped: y <= bound).
+  std::mt19937_64 rng(5151);
+  std::uniform_int_distribution<int> grid(-10, 0);
+  for (std::size_t n = 0; n <= 70; ++n) {
+    for (const double bound : {-11.0, -5.0, -0.5, 0.0}) {
+      std::vector<double> y(n);
+      for (double& v : y) v = grid(rng) / 2.0;
+      std::vector<double> want;
+      for (const double v : y)
+        if (v > bound) want.push_back(v);
+      const std::size_t kept = sparcon::simd::drop_at_or_below(y.data(), n, bound);
+      ASSERT_EQ(kept, want.size()) << "n " << n << " bound " << bound;
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), y.begin())) << "n " << n << " bound " << bound;
+    }
+  }
+}
+
+template <class T>
+void check_shifted_to_double() {
+  // Exact: a float or double minus a float or double near it, in double.
+  std::mt19937_64 rng(5252);
+  std::normal_distribution<double> normal(0, 3);
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::vector<T> x(n);
+    for (T& v : x) v = static_cast<T>(normal(rng));
+    const T shift = static_cast<T>(normal(rng));
+    std::vector<double> y(n + 1, -7.0);  // one guard entry past the end
+    sparcon::simd::Kernels<T>::shifted_to_double(x.data(), n, shift, y.data());
+    for (std::size_t i = 0; i < n; ++i)
+      EXPECT_EQ(y[i], static_cast<double>(x[i]) - static_cast<double>(shift)) << "n " << n << " i " << i;
+    EXPECT_EQ(y[n], -7.0) << "wrote past n = " << n;
+  }
+}
+
+TEST_P(DiscreteKernels, ShiftedToDoubleFloat) { check_shifted_to_double<float>(); }
+TEST_P(DiscreteKernels, ShiftedToDoubleDouble) { check_shifted_to_double<double>(); }
+
 /// Rows of 16-4096 entries with exactly m entries within 1/a of the maximum (the candidates of
 /// sparsemax, a = 1, and entmax-1.5, a = 1/2), m around the size classes of the fused short-row
 /// kernel (candidates padded to a multiple of 8) and past its bounds (simd::kPairwiseLinear and
