@@ -17,7 +17,9 @@
 // forward output p with a random upstream gradient g; "fwdbwd" runs both.
 //
 // Timing is wall-clock (UseRealTime). bench/run_discrete.py runs this with repetitions and
-// turns the medians into ratio tables (BENCHMARKS.md).
+// turns the medians into ratio tables (BENCHMARKS.md). --simd_target=AVX2 (or SSE4, AVX3, ...:
+// any target compiled in and supported by the CPU) runs the library's kernels of that target
+// instead of the best one, to measure what CPUs without the wider vectors get.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -33,6 +35,9 @@
 #include <tuple>
 #include <vector>
 
+#include <hwy/targets.h>
+
+#include "discrete/simd_kernels.h"
 #include "sparcon/discrete.h"
 #include "split_rows.h"
 
@@ -235,20 +240,48 @@ bool sanity_check() {
   return ok;
 }
 
+// Restricts the library's kernels to the SIMD target named `name`; false if it is not both
+// compiled in and supported by this CPU.
+bool use_simd_target(const std::string& name) {
+  for (const std::int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    if (name != hwy::TargetName(target)) continue;
+    hwy::SetSupportedTargetsForTest(target);
+    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+    return sparcon::simd::detail::reselect_kernels() == target;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   // --skip_check: no correctness check at start (for profiling one benchmark with perf).
+  // --simd_target=NAME: see the top of this file.
   bool check = true;
+  const std::string target_flag = "--simd_target=";
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--skip_check") == 0) {
+    const std::string arg = argv[i];
+    if (arg == "--skip_check") {
       check = false;
-      std::copy(argv + i + 1, argv + argc, argv + i);
-      --argc;
-      --i;
+    } else if (arg.rfind(target_flag, 0) == 0) {
+      const std::string name = arg.substr(target_flag.size());
+      if (!use_simd_target(name)) {
+        std::fprintf(stderr, "--simd_target: '%s' is not a SIMD target compiled in and supported here (",
+                     name.c_str());
+        for (const std::int64_t target : hwy::SupportedAndGeneratedTargets())
+          std::fprintf(stderr, " %s", hwy::TargetName(target));
+        std::fprintf(stderr, " )\n");
+        return 1;
+      }
+    } else {
+      continue;
     }
+    std::copy(argv + i + 1, argv + argc, argv + i);
+    --argc;
+    --i;
   }
+  benchmark::AddCustomContext("simd_target", hwy::TargetName(sparcon::simd::detail::kernel_target()));
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   if (check && !sanity_check()) return 2;
   register_all();

@@ -38,13 +38,17 @@ def add_arguments(p):
     p.add_argument("--cpu-time", action="store_true",
                    help="medians of CPU time instead of wall time (steadier on a shared machine; "
                         "for 1 thread only: the 2-thread CPU time sums both threads)")
+    p.add_argument("--simd-target", help="run the library's kernels of this SIMD target (AVX2, "
+                                         "SSE4, ...) instead of the CPU's best")
 
 
 def run(args):
     source_state_at_start = source_state()
-    result, wall, others = run_benchmark(args)
+    extra = [f"--simd_target={args.simd_target}"] if args.simd_target else []
+    result, wall, others = run_benchmark(args, extra)
     result["run_environment"] = {"wall_s": wall, "cpu_of_others_cores": others,
-                                 "source": source_state_at_start, "cpu_time": args.cpu_time}
+                                 "source": source_state_at_start, "cpu_time": args.cpu_time,
+                                 "simd_target": result.get("context", {}).get("simd_target", "?")}
     save_json(result, args.json_out)
     return result
 
@@ -95,6 +99,7 @@ def report(result):
                f"{ctx.get('mhz_per_cpu', '?')} MHz; wall {env.get('wall_s', 0):.0f} s; "
                f"CPU used by other processes during the run: "
                f"{env.get('cpu_of_others_cores', float('nan')):.2f} cores on average. "
+               f"SIMD target: {ctx.get('simd_target', '?')}. "
                f"Library source: {env.get('source', {})}.\n")
     for th in THREADS:
         what = "CPU" if env.get("cpu_time") else "wall"
