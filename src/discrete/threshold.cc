@@ -112,8 +112,9 @@ PowerThreshold linear_threshold(std::vector<double>& y, double a) {
 // the root (Newton on f shrinks the distance only by a factor 1 - 1/k per step there). For
 // a < 0 (entmax, alpha < 1) they run on the convex f.
 // From the left neither leaves the bracket but by rounding.
-// `finish(lambda, sums)`, called when the support did not change in the last step, may return
-// the exact threshold on that support and end the iteration.
+// `finish(lambda, sums)`, called at every lower bound lambda (s >= 1, whose set {u > 0} holds
+// the support) but on a set where it failed before, may return the exact threshold on that set
+// and end the iteration.
 template <class Finish>
 PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std::size_t n,
                                 double lo, Finish&& finish) {
@@ -123,7 +124,7 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
   double hi = std::numeric_limits<double>::infinity();
   auto upper_bound = [&] { return -std::expm1(-std::log(static_cast<double>(n)) / k) / a; };
   double lambda = lo;
-  std::size_t support = y.size() + 1, finish_failed_at = y.size() + 1;
+  std::size_t finish_failed_at = y.size() + 1;
   for (int it = 0; it < kMaxIterations; ++it) {
     const simd::PowerSums sums = sums_at_lambda(y, a, k, lambda);
     const double s = sums.s, slope = sums.slope;
@@ -133,11 +134,10 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
     // margin keeps the entries that only rounding puts at u <= 0.
     if (a > 0 && s >= 1 && 2 * sums.count < y.size())
       drop_at_or_below(y, lambda - 1 / a - 4 * kEps * (std::abs(lambda) + 1 / a));
-    if (s >= 1 && sums.count == support && sums.count != finish_failed_at) {
+    if (s >= 1 && sums.count != finish_failed_at) {
       if (const std::optional<PowerThreshold> exact = finish(lambda, sums)) return *exact;
-      finish_failed_at = sums.count;  // try again only on another support
+      finish_failed_at = sums.count;  // try again only on another set
     }
-    support = sums.count;
     if (s == 1 || slope == 0) break;
     double next = k >= 1 ? lambda + (s - (k == 2 ? std::sqrt(s) : std::pow(s, 1 - 1 / k))) / (a * slope)
                          : lambda + (s - 1) / (a * k * slope);
@@ -157,14 +157,18 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
   return {lambda, 1 - a * lambda};
 }
 
-// Exact finish for k = 2 (entmax-1.5, 2-normmax) on the support S = {u > 0} at lambda, from
+// Exact finish for k = 2 (entmax-1.5, 2-normmax) on S = {u > 0} at a lower bound lambda, from
 // the sums of the last Newton step (u = c + z, z = a y, c = 1 - a lambda, K = |S|):
 //   sum_S (z + c')^2 = 1  =>  c' = -mean_S z + sqrt((1 - M2)/K),  M2 = sum_S (z - mean)^2,
 // with mean_S z = sum u / K - c and M2 = sum u^2 - (sum u)^2 / K (M2 does not depend on the
 // shift c). It is the threshold when every entry of S stays in the support under c', i.e.
-// min_S u - c + c' >= 0; otherwise Newton goes on.
+// min_S u - c + c' >= 0: then sum_S (z + c')^2 = 1 <= sum_S u^2 gives c' <= c, so the entries
+// outside S (z + c <= 0) stay outside. Otherwise Newton goes on.
 std::optional<PowerThreshold> quadratic_closed_form(double a, double lambda,
                                                     const simd::PowerSums& sums) {
+  // M2 as a difference loses about eps sum u^2 to cancellation: only near the root (sum u^2 <= 2)
+  // is that at the rounding level of the threshold.
+  if (!(sums.s <= 2)) return std::nullopt;
   const double size = static_cast<double>(sums.count), c = 1 - a * lambda;
   const double m2 = std::max(0.0, sums.s - sums.slope * sums.slope / size);
   if (!(m2 <= 1)) return std::nullopt;
