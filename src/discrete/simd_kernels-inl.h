@@ -102,9 +102,9 @@ constexpr std::array<std::uint32_t, 256> kCompressIndices = MakeCompressIndices(
 // hn::Compress(v, keep): the lanes of v where keep is true, first; the other lanes undefined.
 template <class D, class M>
 HWY_INLINE hn::Vec<D> CompressLanes(D d, hn::Vec<D> v, M keep) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
   using T = hn::TFromD<D>;
   constexpr std::size_t kLanes = hn::MaxLanes(D());
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
   constexpr bool kNative = HWY_TARGET <= HWY_AVX3 && sizeof(T) == 4;  // vcompressps
   if constexpr (!kNative && kLanes >= 2 && kLanes <= 8 && sizeof(T) >= 4) {
     const hn::RebindToUnsigned<D> du;
