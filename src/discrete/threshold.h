@@ -28,7 +28,8 @@ struct PowerThreshold {
 /// k = 2 with up to 16 candidates: the same with the sorting algorithm's criterion for entmax-1.5.
 /// k >= 1 otherwise:
 /// Newton steps on (sum u^k)^(1/k) - 1 safeguarded by a bisection bracket, to machine precision,
-/// with the closed form for k = 2 (entmax-1.5, 2-normmax) once the support is identified.
+/// with the closed form for k = 2 (entmax-1.5, 2-normmax) at the first lower bound where it is
+/// exact (every entry of {u > 0} stays in the support) and does not cancel (sum u^2 <= 2).
 /// 0 < k < 1 (entmax, alpha > 2): Newton in the offset 1 - a lambda. a < 0 (entmax, alpha < 1):
 /// every entry is in the support.
 PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k, std::size_t n,
