@@ -160,6 +160,30 @@ def test_entmax_bisect_matches_bisection_reference(alpha):
     torch.testing.assert_close(sparcon.entmax_bisect(x, alpha), entmax_bisect_ref(x, alpha), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("alpha", [1 + 1e-5, 1 + 1e-3, 1.05])
+def test_entmax_bisect_near_one_to_the_last_digits(alpha):
+    """Just above alpha = 1 (k = 1/(alpha-1) up to 1e5) the threshold's Newton steps must not
+    cancel: p within 1e-15 of a bisection written in the log1p form, p_i = (1 + a (y_i - lam))^k
+    = exp(k log1p(a (y_i - lam))), y = x - max x (1e-11 off when the core's step numerator was
+    s - s^(1-1/k); the device-generic kernels were 4e-15 off). Runs on both backends."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(200, 7, generator=g, dtype=torch.float64)
+    a, k = alpha - 1, 1 / (alpha - 1)
+    y = x - x.max(-1, keepdim=True).values
+
+    def p_of(lam):
+        t = a * (y - lam)
+        inside = t > -1
+        return torch.where(inside, torch.exp(k * torch.log1p(torch.where(inside, t, 0.0))), 0.0)
+
+    lo, hi = torch.zeros(200, 1, dtype=torch.float64), torch.full((200, 1), 50.0, dtype=torch.float64)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        above = p_of(mid).sum(-1, keepdim=True) > 1
+        lo, hi = torch.where(above, mid, lo), torch.where(above, hi, mid)
+    torch.testing.assert_close(sparcon.entmax_bisect(x, alpha), p_of((lo + hi) / 2), rtol=0, atol=1e-15)
+
+
 def test_entmax_bisect_large_alpha_reference():
     # For alpha > 2, p = u^(1/(alpha-1)) is steep at the support edge: the reference's own tau is
     # only good to ~1e-16, so compare to 1e-7.

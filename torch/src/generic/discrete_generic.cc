@@ -164,10 +164,12 @@ at::Tensor newton_lambda(const at::Tensor& y, const at::Tensor& a, const at::Ten
     // s = 1 to the rounding of its sum: the threshold.
     const at::Tensor settled = (at::abs(s - 1) <= 4 * eps * at::sqrt(count)) | (slope == 0);
     done = done | settled;
-    const at::Tensor drop = k_value && *k_value == 1 ? at::ones_like(s)
-                            : k_value && *k_value == 2 ? at::sqrt(s)
-                                                       : at::pow(s, 1 - 1 / k);
-    at::Tensor next = lambda + (s - drop) / (a * slope);
+    // The step (s - s^(1-1/k)) / (a slope), its numerator formed without cancelling (the core's
+    // newton_threshold): near alpha = 1 (k of 1e5) s^(1-1/k) rounds to s long before s is 1.
+    const at::Tensor numerator = k_value && *k_value == 1 ? s - 1
+                                 : k_value && *k_value == 2 ? (s - 1) * at::sqrt(s) / (at::sqrt(s) + 1)
+                                                            : -s * at::expm1(-at::log1p(s - 1) / k);
+    at::Tensor next = lambda + numerator / (a * slope);
     const at::Tensor outside = ~((next > lo) & (next < hi));
     // A step out of the bracket by rounding alone (s = 1 to the rounding of its sum): done.
     const at::Tensor rounded = outside & (at::abs(s - 1) <= 4 * eps * count);
