@@ -14,7 +14,8 @@
 // with op one of copy, spawn (an empty std::jthread started and joined, the per-call cost of
 // the library's thread split), sort_sparsemax, and <map>_<fwd|bwd|fwdbwd> for map in softmax,
 // sparsemax, entmax15, entmax1.25, entmax1.75, entmax3. "bwd" is the backward alone from the
-// forward output p with a random upstream gradient g; "fwdbwd" runs both.
+// forward output p with a random upstream gradient g; "fwdbwd" runs both. Double rows (the same
+// values): copy_f64, sparsemax_fwd_f64 and entmax15_fwd_f64.
 //
 // Timing is wall-clock (UseRealTime). bench/run_discrete.py runs this with repetitions and
 // turns the medians into ratio tables (BENCHMARKS.md). --simd_target=AVX2 (or SSE4, AVX3, ...:
@@ -72,7 +73,14 @@ const std::vector<MapCase>& map_cases() {
 struct Data {
   Shape shape;
   std::vector<float> x, g, out, out2;
+  std::vector<double> x64, out64;  // x in double, for the _f64 benchmarks (made on first use)
   std::map<std::string, std::vector<float>> p_of_map;
+
+  void make_f64() {
+    if (!x64.empty()) return;
+    x64.assign(x.begin(), x.end());
+    out64.assign(x.size(), 0.0);
+  }
 
   sparcon::Rows rows() const { return {shape.rows, shape.length}; }
 
@@ -146,10 +154,10 @@ void register_all() {
         suffix += std::to_string(static_cast<int>(kScales[ci]));
         suffix += "/t";
         suffix += std::to_string(t);
-        const auto bytes = static_cast<std::int64_t>(kShapes[si].rows * kShapes[si].length *
-                                                     sizeof(float));
+        const auto entries = static_cast<std::int64_t>(kShapes[si].rows * kShapes[si].length);
         // fn(data, threads) is timed; prepare(data) runs before the timing starts.
-        auto reg = [&](const std::string& op, auto fn, auto prepare) {
+        auto reg = [&](const std::string& op, auto fn, auto prepare, std::size_t entry_bytes = sizeof(float)) {
+          const std::int64_t bytes = entries * static_cast<std::int64_t>(entry_bytes);
           benchmark::RegisterBenchmark((op + suffix).c_str(),
                                        [si, ci, t, fn, prepare, bytes](benchmark::State& state) {
                                          Data& d = data(si, ci);
@@ -176,6 +184,21 @@ void register_all() {
           });
           benchmark::DoNotOptimize(d.out.data());
         }, nothing);
+        const auto make_f64 = [](Data& d) { d.make_f64(); };
+        reg("copy_f64", [](Data& d, unsigned threads) {
+          const std::size_t n = d.shape.length;
+          split_rows(d.shape.rows, threads, [&](std::size_t b, std::size_t e) {
+            std::memcpy(d.out64.data() + b * n, d.x64.data() + b * n, (e - b) * n * sizeof(double));
+          });
+          benchmark::DoNotOptimize(d.out64.data());
+        }, make_f64, sizeof(double));
+        for (const auto& [name, family] : {std::pair{"sparsemax", sparcon::Family<double>::sparsemax()},
+                                           std::pair{"entmax15", sparcon::Family<double>::entmax15()}}) {
+          reg(std::string(name) + "_fwd_f64", [family](Data& d, unsigned threads) {
+            sparcon::forward<double>(family, d.x64, d.out64, d.rows(), sparcon::Threads{threads});
+            benchmark::DoNotOptimize(d.out64.data());
+          }, make_f64, sizeof(double));
+        }
         for (const MapCase& m : maps) {
           const MapCase* mp = &m;
           reg(std::string(m.name) + "_fwd", [mp](Data& d, unsigned threads) {
