@@ -139,11 +139,17 @@ PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std:
       finish_failed_at = sums.count;  // try again only on another set
     }
     if (s == 1 || slope == 0) break;
-    // The step -F/F' = (s - s^(1-1/k)) / (a slope), its numerator s (1 - s^(-1/k)) formed
-    // without cancelling: near alpha = 1 (k of 1e5) s^(-1/k) is 1 to rounding long before s is.
-    const double numerator = k == 2 ? (s - 1) * std::sqrt(s) / (std::sqrt(s) + 1)
-                                    : -s * std::expm1(-std::log1p(s - 1) / k);
-    double next = k >= 1 ? lambda + numerator / (a * slope) : lambda + (s - 1) / (a * k * slope);
+    // For k >= 1 the step -F/F' = (s - s^(1-1/k)) / (a slope), its numerator s (1 - s^(-1/k))
+    // formed without cancelling: near alpha = 1 (k of 1e5) s^(-1/k) is 1 to rounding long
+    // before s is. For a < 0, Newton's step on f.
+    double next;
+    if (k >= 1) {
+      const double numerator = k == 2 ? (s - 1) * std::sqrt(s) / (std::sqrt(s) + 1)
+                                      : -s * std::expm1(-std::log1p(s - 1) / k);
+      next = lambda + numerator / (a * slope);
+    } else {
+      next = lambda + (s - 1) / (a * k * slope);
+    }
     // A step at the rounding level ends the iteration, also when rounding puts it just outside
     // the bracket (bisecting then would throw lambda far from the root it has reached). The
     // step bounds the distance to the root: the derivative is continuous for k >= 1 and a < 0.
