@@ -2,7 +2,9 @@
 //
 // Every map but normmax has the Jacobian diag(s) - s s^T / sum(s) for a weight s_i = s(p_i), so
 // its backward is two SIMD passes over (p, g): the sums sum s g and sum s, then
-// dx = s (g - sum s g / sum s).
+// dx = s (g - sum s g / sum s). Rows that fit in L1 (attention's short rows) take both passes
+// of a whole run of rows in one kernel call, where a call per pass and per row would cost as
+// much as the passes themselves.
 #include <cmath>
 #include <vector>
 
@@ -45,7 +47,7 @@ void centered_row(const simd::Weights<T>& w, const T* p, const T* g, T* dx, std:
   const bool keep_weights = w.kind == WeightKind::power && dx != g;
   const simd::WeightedSums sums =
       simd::Kernels<T>::weighted_sums(p, g, n, w, keep_weights ? dx : nullptr);
-  const T q = static_cast<T>(sums.s > 0 ? sums.sg / sums.s : 0.0);
+  const T q = simd::centering_shift<T>(sums);
   if (keep_weights) {
     simd::Kernels<T>::center_weights(dx, g, dx, n, q);
   } else {
@@ -89,7 +91,19 @@ void backward(const Family<T>& family, std::span<const T> p, std::span<const T> 
   detail::check_no_partial_overlap(fn, "g", g, "dx", dx);
   detail::check_family(fn, family, rows);
   if (rows.length == 0) return;
+  const bool short_rows = family.map != Map::normmax && rows.length <= simd::kMaxCenteredRow;
   detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
+    if (short_rows) {
+      // Runs of rows with the same parameter (all of them when it is shared) share weights.
+      for (std::size_t first = begin, last; first < end; first = last) {
+        for (last = first + 1; last < end && family.parameter[last] == family.parameter[first];) ++last;
+        const std::size_t at = first * rows.length;
+        simd::Kernels<T>::centered_rows(
+            p.data() + at, g.data() + at, dx.data() + at, last - first, rows.length,
+            detail::weights_of<T>(family.map, static_cast<double>(family.parameter[first])));
+      }
+      return;
+    }
     for (std::size_t r = begin; r < end; ++r) {
       const std::size_t at = r * rows.length;
       const double parameter = static_cast<double>(family.parameter[r]);

@@ -413,88 +413,92 @@ HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
   return f(std::integral_constant<WeightKind, WeightKind::power>());
 }
 
-template <class T>
-WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>& w, T* s_out) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
+// The sums of one row for weights of kind K: sum s g and sum s, in vector registers of T within
+// blocks of kBlock entries, flushed into double; s_out, if not null, receives s.
+template <WeightKind K, bool Skip = kZeroAtZero<K>, class D, class T = hn::TFromD<D>>
+HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::Vec<D> e, T* s_out) {
+  using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
-  const auto e = hn::Set(d, w.e);
-  return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    WeightedSums out;
-    for (std::size_t begin = 0; begin < n; begin += kBlock) {
-      const std::size_t length = std::min(kBlock, n - begin);
-      // Four accumulator pairs: one would make the pass latency-bound (FMA after FMA).
-      V sg[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
-      V s[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
-      auto add = [&](std::size_t j, std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
-        const V sv = Weight<decltype(kind)::value>(d, pv, e);
-        if (s_out) StorePartial(d, sv, s_out + begin + i, lanes);
-        sg[j] = hn::MulAdd(sv, MaskedGradient<decltype(kind)::value>(d, sv, gv), sg[j]);
+  // Weights of 0 or 1: sum s is a count of lanes, exact, with no vector reduction to wait for.
+  constexpr bool kCounted = K == WeightKind::support || K == WeightKind::interior;
+  WeightedSums out;
+  for (std::size_t begin = 0; begin < n; begin += kBlock) {
+    const std::size_t length = std::min(kBlock, n - begin);
+    // Four accumulator pairs: one would make the pass latency-bound (FMA after FMA).
+    V sg[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
+    V s[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
+    std::size_t ones = 0;
+    auto add = [&](std::size_t j, std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
+      const V sv = Weight<K>(d, pv, e);
+      if (s_out) StorePartial(d, sv, s_out + begin + i, lanes);
+      sg[j] = hn::MulAdd(sv, MaskedGradient<K>(d, sv, gv), sg[j]);
+      if constexpr (kCounted) {
+        ones += hn::CountTrue(d, hn::Ne(sv, hn::Zero(d)));
+      } else {
         s[j] = hn::Add(s[j], sv);
-      };
-      std::size_t i = 0;
-      for (; i + 4 * N <= length; i += 4 * N) {
-        for (std::size_t j = 0; j < 4; ++j) {
-          const T* at = p + begin + i + j * N;
-          const V pv = hn::LoadU(d, at);
-          // Where s(p) = 0 for p = 0 and the whole vector is 0 (most of a sparse row), g is
-          // not read at all: a vector is one cache line of g saved.
-          if (kZeroAtZero<decltype(kind)::value> && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
-            if (s_out) hn::StoreU(hn::Zero(d), d, s_out + begin + i + j * N);
-            continue;
-          }
-          add(j, i + j * N, pv, hn::LoadU(d, g + begin + i + j * N), N);
-        }
       }
-      ForEachVectorPair(d, p + begin + i, g + begin + i, length - i,
-                        [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
-                          add(0, i + t, pv, gv, lanes);
-                        });
-      const V sg_all = hn::Add(hn::Add(sg[0], sg[1]), hn::Add(sg[2], sg[3]));
-      const V s_all = hn::Add(hn::Add(s[0], s[1]), hn::Add(s[2], s[3]));
-      out.sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sg_all)));
-      out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s_all)));
-    }
-    return out;
-  });
-}
-
-template <class T>
-void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t N = hn::Lanes(d);
-  const auto e = hn::Set(d, w.e), qv = hn::Set(d, q);
-  WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    constexpr WeightKind K = decltype(kind)::value;
-    auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
-      const auto sv = Weight<K>(d, pv, e);
-      StorePartial(d, MaskedGradient<K>(d, sv, hn::Mul(sv, hn::Sub(gv, qv))), dx + i, lanes);
     };
     std::size_t i = 0;
-    for (; i + N <= n; i += N) {
-      const V pv = hn::LoadU(d, p + i);
-      if (kZeroAtZero<K> && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
-        hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
-        continue;
+    for (; i + 4 * N <= length; i += 4 * N) {
+      for (std::size_t j = 0; j < 4; ++j) {
+        const T* at = p + begin + i + j * N;
+        const V pv = hn::LoadU(d, at);
+        // Where s(p) = 0 for p = 0 and the whole vector is 0 (most of a sparse row), g is
+        // not read at all: a vector is one cache line of g saved.
+        if (Skip && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
+          if (s_out) hn::StoreU(hn::Zero(d), d, s_out + begin + i + j * N);
+          continue;
+        }
+        add(j, i + j * N, pv, hn::LoadU(d, g + begin + i + j * N), N);
       }
-      center(i, pv, hn::LoadU(d, g + i), N);
     }
-    ForEachVectorPair(d, p + i, g + i, n - i, [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
-      center(i + t, pv, gv, lanes);
-    });
-    return 0;
+    ForEachVectorPair(d, p + begin + i, g + begin + i, length - i,
+                      [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
+                        add(0, i + t, pv, gv, lanes);
+                      });
+    const V sg_all = hn::Add(hn::Add(sg[0], sg[1]), hn::Add(sg[2], sg[3]));
+    out.sg += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sg_all)));
+    if constexpr (kCounted) {
+      out.s += static_cast<double>(ones);
+    } else {
+      const V s_all = hn::Add(hn::Add(s[0], s[1]), hn::Add(s[2], s[3]));
+      out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s_all)));
+    }
+  }
+  return out;
+}
+
+// dx = s (g - q) for one row, s = s(p) of kind K (0, without reading g, where p is all 0).
+template <WeightKind K, bool Skip = kZeroAtZero<K>, class D, class T = hn::TFromD<D>>
+HWY_INLINE void CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e, T q) {
+  using V = hn::Vec<D>;
+  const std::size_t N = hn::Lanes(d);
+  const V qv = hn::Set(d, q);
+  auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
+    const auto sv = Weight<K>(d, pv, e);
+    StorePartial(d, MaskedGradient<K>(d, sv, hn::Mul(sv, hn::Sub(gv, qv))), dx + i, lanes);
+  };
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const V pv = hn::LoadU(d, p + i);
+    if (Skip && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
+      hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
+      continue;
+    }
+    center(i, pv, hn::LoadU(d, g + i), N);
+  }
+  ForEachVectorPair(d, p + i, g + i, n - i, [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
+    center(i + t, pv, gv, lanes);
   });
 }
 
-template <class T>
-void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
+// dx = s (g - q) for one row from its weights s (kept by RowSums; dx may equal s or g). As
+// CenterRow of WeightKind::power (whose weights these are), so that both give the same zeros.
+template <class D, class T = hn::TFromD<D>>
+HWY_INLINE void CenterWeightsRow(D d, const T* s, const T* g, T* dx, std::size_t n, T q) {
+  using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
-  const auto qv = hn::Set(d, q);
-  // As WeightedCenter of WeightKind::power (whose weights these are), so that both give the
-  // same zeros.
+  const V qv = hn::Set(d, q);
   auto center = [&](V sv, V gv) HWY_ATTR {
     return MaskedGradient<WeightKind::power>(d, sv, hn::Mul(sv, hn::Sub(gv, qv)));
   };
@@ -509,6 +513,71 @@ void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
   }
   ForEachVectorPair(d, s + i, g + i, n - i, [&](std::size_t t, V sv, V gv, std::size_t lanes) HWY_ATTR {
     StorePartial(d, center(sv, gv), dx + i + t, lanes);
+  });
+}
+
+template <class T>
+WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>& w, T* s_out) {
+  const hn::ScalableTag<T> d;
+  const auto e = hn::Set(d, w.e);
+  return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
+    return RowSums<decltype(kind)::value>(d, p, g, n, e, s_out);
+  });
+}
+
+template <class T>
+void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q) {
+  const hn::ScalableTag<T> d;
+  const auto e = hn::Set(d, w.e);
+  WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
+    CenterRow<decltype(kind)::value>(d, p, g, dx, n, e, q);
+    return 0;
+  });
+}
+
+template <class T>
+void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
+  CenterWeightsRow(hn::ScalableTag<T>(), s, g, dx, n, q);
+}
+
+// Rows up to this length take the backward's passes without a branch per vector.
+constexpr std::size_t kBranchFreeRow = 256;
+
+// Rows that fit in L1, one after another in one call: per row the sums, q = sum s g / sum s and
+// the centring, the same arithmetic as SumWeighted and WeightedCenter / CenterWeights (so the
+// same results to the bit), without a dispatch per pass and per row. Weights that cost a power
+// are computed once per row, into a stack block.
+template <class T>
+void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n, const Weights<T>& w) {
+  HWY_ASSERT(n <= kMaxCenteredRow);
+  const hn::ScalableTag<T> d;
+  const auto e = hn::Set(d, w.e);
+  WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
+    constexpr WeightKind K = decltype(kind)::value;
+    // Short rows gain nothing from skipping the zero vectors of cheap weights and lose a
+    // mispredicted branch per row, which also keeps the next row from starting early; longer
+    // sparse rows save most of g's cache lines by skipping.
+    auto each_row = [&](auto skip) HWY_ATTR {
+      constexpr bool kSkip = decltype(skip)::value;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t at = r * n;
+        if constexpr (K == WeightKind::power) {
+          alignas(kMaxBytes) T s[kMaxCenteredRow];
+          const WeightedSums sums = RowSums<K>(d, p + at, g + at, n, e, s);
+          CenterWeightsRow(d, s, g + at, dx + at, n, centering_shift<T>(sums));
+        } else {
+          const WeightedSums sums =
+              RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
+          CenterRow<K, kSkip>(d, p + at, g + at, dx + at, n, e, centering_shift<T>(sums));
+        }
+      }
+    };
+    if (K == WeightKind::sqrt || K == WeightKind::power || n > kBranchFreeRow) {
+      each_row(std::true_type());
+    } else {
+      each_row(std::false_type());
+    }
+    return 0;
   });
 }
 

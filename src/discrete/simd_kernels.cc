@@ -22,7 +22,8 @@ template <class T>
 constexpr TypedKernels<T> kTyped = {&Scan<T>,           &Collect<T>,     &Max<T>,
                                     &ShiftedToDouble<T>, &SolveShortRow<T>, &Write<T>,
                                     &Sum<T>,             &Scale<T>,       &SumWeighted<T>,
-                                    &CenterWeights<T>,   &WeightedCenter<T>};
+                                    &CenterWeights<T>,   &WeightedCenter<T>,
+                                    &CenteredRows<T>};
 
 }  // namespace
 
@@ -137,6 +138,12 @@ template <class T>
 void Kernels<T>::weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
                                  T q) {
   typed<T>().weighted_center(p, g, dx, n, w, q);
+}
+
+template <class T>
+void Kernels<T>::centered_rows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n,
+                               const Weights<T>& w) {
+  typed<T>().centered_rows(p, g, dx, rows, n, w);
 }
 
 template struct Kernels<float>;

@@ -73,6 +73,16 @@ struct WeightedSums {
   double s = 0;
 };
 
+/// The shift q of the centring dx = s (g - q): sum s g / sum s, or 0 where no entry has weight.
+template <class T>
+T centering_shift(const WeightedSums& sums) {
+  return static_cast<T>(sums.s > 0 ? sums.sg / sums.s : 0.0);
+}
+
+/// The longest rows Kernels<T>::centered_rows takes: rows of up to this length fit in L1 with
+/// their gradient, and their sums are one block of the weighted-sums kernel.
+inline constexpr std::size_t kMaxCenteredRow = 1024;
+
 /// The sums a Newton step of the threshold solvers needs, over candidates y (double):
 /// with u_i = base + a y_i (base = 1 - a lambda, or the offset c), over u_i > 0:
 ///   s = sum u^k,  slope = sum u^(k-1),  count = #{u > 0},  lowest = min u.
@@ -158,6 +168,11 @@ struct Kernels {
   /// dx[i] = s_i (g[i] - q); dx may equal g.
   static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
                               T q);
+  /// The whole backward of `rows` rows of length n <= kMaxCenteredRow (row-major, one after
+  /// another): dx = s (g - q), q = centering_shift(sum s g, sum s), row by row in one call, the
+  /// same results as weighted_sums and weighted_center. dx may equal p or g.
+  static void centered_rows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n,
+                            const Weights<T>& w);
 };
 
 /// One target's kernels for one element type, as function pointers (simd_kernels.cc fills a
@@ -175,6 +190,7 @@ struct TypedKernels {
   WeightedSums (*weighted_sums)(const T*, const T*, std::size_t, const Weights<T>&, T*);
   void (*center_weights)(const T*, const T*, T*, std::size_t, T);
   void (*weighted_center)(const T*, const T*, T*, std::size_t, const Weights<T>&, T);
+  void (*centered_rows)(const T*, const T*, T*, std::size_t, std::size_t, const Weights<T>&);
 };
 
 struct KernelTable {
