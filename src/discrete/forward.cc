@@ -16,6 +16,7 @@
 #include "check.h"
 #include "compensated_sum.h"
 #include "discrete/forward_row.h"
+#include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
 #include "discrete/threshold.h"
 #include "parallel_rows.h"
@@ -180,12 +181,6 @@ void write_degenerate(T* p, std::size_t n, bool not_finite, T* tau) {
   if (tau) *tau = not_finite ? kNaN<T> : kInf<T>;
 }
 
-// tau = a (max + lambda) - 1, the threshold of the map in x's coordinates.
-template <class T>
-T entmax_tau(double a, T max, double lambda) {
-  return static_cast<T>(a * (static_cast<double>(max) + lambda) - 1);
-}
-
 // Sparsemax (k = 1) and entmax-1.5 (k = 2) on a row that fits in L1: one kernel call does the
 // whole forward while the candidates are few (the common case of attention rows: a fixed cost
 // per row, not per entry, is what short rows pay). Returns nothing when p is written; otherwise
@@ -296,7 +291,39 @@ void budget_row(const T* x, T* p, std::size_t n, double b, RowScratch<T>& scratc
   if (tau) *tau = static_cast<T>(pivot + t);
 }
 
+// The power k = 1 (sparsemax) or 2 (entmax-1.5) of a map whose rows of length n go to the fused
+// kernel (Kernels::short_rows), or 0.
+int fused_power(Map map, double parameter, std::size_t n) {
+  if (n > kCachedRow) return 0;
+  if (map == Map::sparsemax || (map == Map::entmax && parameter == 2)) return 1;
+  if (map == Map::entmax15 || (map == Map::entmax && parameter == 1.5)) return 2;
+  return 0;
+}
+
 }  // namespace
+
+template <class T>
+void forward_rows(const Family<T>& family, const T* x, T* p, T* tau, Rows rows, std::size_t begin,
+                  std::size_t end, RowScratch<T>& scratch) {
+  const std::size_t n = rows.length;
+  for (std::size_t first = begin, last; first < end; first = last) {
+    // A run of rows with the same parameter (every row when it is shared).
+    const double parameter = static_cast<double>(family.parameter[first]);
+    for (last = first + 1; last < end && family.parameter[last] == family.parameter[first];) ++last;
+    const int k = fused_power(family.map, parameter, n);
+    for (std::size_t r = first; r < last;) {
+      if (k != 0) {
+        // The fused kernel does every row it can; the one it stops at (a row without a finite
+        // maximum, or with many candidates) takes the general path below.
+        r += Kernels<T>::short_rows(x + r * n, p + r * n, tau ? tau + r : nullptr, last - r, n, k,
+                                    collect_buffer(n, scratch));
+        if (r == last) break;
+      }
+      forward_row(family.map, parameter, x + r * n, p + r * n, n, scratch, tau ? tau + r : nullptr);
+      ++r;
+    }
+  }
+}
 
 template <class T>
 void forward_row(Map map, double parameter, const T* x, T* p, std::size_t n,
@@ -318,6 +345,10 @@ void forward_row(Map map, double parameter, const T* x, T* p, std::size_t n,
   }
 }
 
+template void forward_rows(const Family<float>&, const float*, float*, float*, Rows, std::size_t,
+                           std::size_t, RowScratch<float>&);
+template void forward_rows(const Family<double>&, const double*, double*, double*, Rows, std::size_t,
+                           std::size_t, RowScratch<double>&);
 template void forward_row(Map, double, const float*, float*, std::size_t, RowScratch<float>&, float*);
 template void forward_row(Map, double, const double*, double*, std::size_t, RowScratch<double>&,
                           double*);
@@ -336,10 +367,8 @@ void forward(const Family<T>& family, std::span<const T> x, std::span<T> p, Rows
   if (rows.length == 0) return;
   detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
     detail::RowScratch<T> scratch;
-    for (std::size_t r = begin; r < end; ++r)
-      detail::forward_row(family.map, static_cast<double>(family.parameter[r]),
-                          x.data() + r * rows.length, p.data() + r * rows.length, rows.length,
-                          scratch, tau.empty() ? nullptr : tau.data() + r);
+    detail::forward_rows(family, x.data(), p.data(), tau.empty() ? nullptr : tau.data(), rows, begin,
+                         end, scratch);
   });
 }
 

@@ -22,6 +22,13 @@ template <class T>
 void forward_row(Map map, double parameter, const T* x, T* p, std::size_t n,
                  RowScratch<T>& scratch, T* tau);
 
+/// p = map(x) for rows [begin, end) of a batch (x, p, tau the whole batch's; tau may be null):
+/// forward_row's results, sparsemax and entmax-1.5 rows that fit in L1 through the fused
+/// kernel (simd::Kernels::short_rows) in runs.
+template <class T>
+void forward_rows(const Family<T>& family, const T* x, T* p, T* tau, Rows rows, std::size_t begin,
+                  std::size_t end, RowScratch<T>& scratch);
+
 /// The name of the family's parameter in messages.
 inline const char* parameter_name(Map map) {
   return map == Map::budget ? "budget" : map == Map::entmax || map == Map::normmax ? "alpha" : "parameter";

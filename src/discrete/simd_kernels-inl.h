@@ -21,6 +21,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
@@ -721,13 +722,17 @@ HWY_INLINE void Pad(const double* y, std::size_t n, PaddedCandidates& out) {
   }
 }
 
-// Sparsemax's offset without iterating: with z = a y, c_i = #{j : y_j >= y_i} and
-// s_i = sum of those y_j, entry i is in the support iff 1 + a (c_i y_i - s_i) > 0. That is the
-// sorted criterion 1 + k z_(k) > sum_{j<=k} z_(j), which is non-increasing in k (from k to k + 1
-// it changes by k (z_(k+1) - z_(k)) <= 0), so the entries where it holds are the support; tied
-// entries share c_i and s_i and so their status. Then offset = (1 - a sum_S y) / |S|, the last
-// offset_S of Michelot's method. n^2 compares on whole vectors of i and one reduction at the
-// end, where each of Michelot's passes waits for a reduction and a division.
+// Sparsemax's offset without iterating: with z = a y, entry i is in the support iff
+//   1 + a sum_j min(0, y_i - y_j) > 0,
+// i.e. 1 + a (c_i y_i - s_i) > 0 with c_i = #{j : y_j >= y_i} and s_i the sum of those y_j.
+// That is the sorted criterion 1 + k z_(k) > sum_{j<=k} z_(j), which is non-increasing in k
+// (from k to k + 1 it changes by k (z_(k+1) - z_(k)) <= 0), so the entries where it holds are
+// the support; tied entries share it. Then offset = (1 - a sum_S y) / |S|, the last offset_S of
+// Michelot's method. n^2 / lanes subtractions on whole vectors of i, summed in four chains
+// (short ones: the whole computation is a latency chain per row), and one reduction at the
+// end, where each of Michelot's passes waits for a reduction and a division. The differences
+// y_i - y_j of neighbouring entries are exact, so the criterion is too but for the sum's
+// rounding. Padding (-inf) adds min(0, +inf) = 0 to the others and keeps itself out.
 double LinearOffsetOfPadded(const PaddedCandidates& c, double a) {
   const hn::ScalableTag<double> d;
   using V = hn::Vec<decltype(d)>;
@@ -737,17 +742,13 @@ double LinearOffsetOfPadded(const PaddedCandidates& c, double a) {
   std::size_t size = 0;
   for (std::size_t i = 0; i < c.size; i += N) {
     const V yi = hn::Load(d, c.y + i);
-    V c0 = zero, c1 = zero, s0 = zero, s1 = zero;  // two chains of additions
-    for (std::size_t j = 0; j < c.size; j += 2) {  // c.size is even
-      const V y0 = hn::Set(d, c.y[j]), y1 = hn::Set(d, c.y[j + 1]);
-      const auto m0 = hn::Ge(y0, yi), m1 = hn::Ge(y1, yi);
-      c0 = hn::Add(c0, hn::IfThenElseZero(m0, one));
-      s0 = hn::Add(s0, hn::IfThenElseZero(m0, y0));
-      c1 = hn::Add(c1, hn::IfThenElseZero(m1, one));
-      s1 = hn::Add(s1, hn::IfThenElseZero(m1, y1));
+    V below[4] = {zero, zero, zero, zero};  // c.size is a multiple of 4
+    for (std::size_t j = 0; j < c.size; j += 4) {
+      for (std::size_t u = 0; u < 4; ++u)
+        below[u] = hn::Add(below[u], hn::Min(hn::Sub(yi, hn::Set(d, c.y[j + u])), zero));
     }
-    const V count = hn::Add(c0, c1), sum = hn::Add(s0, s1);
-    const auto in = hn::Gt(hn::MulAdd(a_vector, hn::Sub(hn::Mul(count, yi), sum), one), zero);
+    const V total = hn::Add(hn::Add(below[0], below[1]), hn::Add(below[2], below[3]));
+    const auto in = hn::Gt(hn::MulAdd(a_vector, total, one), zero);  // padding: NaN or -inf
     support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, hn::Mul(a_vector, yi)));
     size += hn::CountTrue(d, in);
   }
@@ -854,6 +855,62 @@ ShortRow<T> SolveShortRow(const T* x, T* p, std::size_t n, double a, int k, T* b
          .c = static_cast<T>(row.offset)});
   row.written = true;
   return row;
+}
+
+// Candidates of the Newton iteration of newton_threshold.h in a block on the stack, with the
+// sums and the drop of the solvers' kernels inlined (threshold.cc's sums_at_lambda for k = 2).
+struct BlockCandidates {
+  double* y;
+  std::size_t n;
+  double a;
+  std::size_t size() const { return n; }
+  PowerSums sums(double lambda) const { return SumPowersOf<2>(y, n, {a, 1 - a * lambda, 2.0, 2}); }
+  void drop_at_or_below(double bound) { n = DropAtOrBelow(y, n, bound); }
+};
+
+// Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows):
+// per row SolveShortRow's steps, and with more candidates those of the general solvers
+// (threshold.cc: Michelot's passes for k = 1, Newton with the closed form for k = 2) on a
+// block of them on the stack, so that a row costs no call, allocation or dispatch.
+template <class T>
+std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {
+  const double a = k == 1 ? 1.0 : 0.5;
+  const T gap = static_cast<T>(1 / a);
+  const std::size_t pairwise = k == 1 ? kPairwiseLinear : kPairwiseQuadratic;
+  alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
+  for (std::size_t r = 0; r < rows; ++r) {
+    const T* row = x + r * n;
+    const T max = Max(row, n);
+    if (!(max > -kInf<T> && max < kInf<T>)) return r;  // NaN, +inf or all -inf: the caller's
+    const std::size_t count = Collect(row, n, CandidateThreshold(max, gap, -kInf<T>), buffer);
+    double offset, lambda;
+    if (count <= pairwise) {
+      PaddedCandidates c;
+      PadShifted(buffer, count, max, c);
+      offset = k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a);
+      lambda = (1 - offset) / a;
+    } else if (count <= kMaxFusedCandidates) {
+      ShiftedToDouble(buffer, count, max, y);
+      if (k == 1) {
+        offset = MichelotOffset(y, count, a);
+        lambda = (1 - offset) / a;
+      } else {
+        BlockCandidates candidates{y, count, a};
+        const sparcon::detail::PowerThreshold t = sparcon::detail::quadratic_threshold(candidates, a, n, 0.0);
+        offset = t.offset;
+        lambda = t.lambda;
+      }
+    } else {
+      return r;
+    }
+    Write(row, p + r * n, n,
+          {.kind = k == 1 ? WriteKind::linear : WriteKind::square,
+           .shift = max,
+           .a = static_cast<T>(a),
+           .c = static_cast<T>(offset)});
+    if (tau) tau[r] = sparcon::detail::entmax_tau(a, max, lambda);
+  }
+  return rows;
 }
 
 }  // namespace

@@ -20,7 +20,8 @@ namespace {
 
 template <class T>
 constexpr TypedKernels<T> kTyped = {&Scan<T>,           &Collect<T>,     &Max<T>,
-                                    &ShiftedToDouble<T>, &SolveShortRow<T>, &Write<T>,
+                                    &ShiftedToDouble<T>, &SolveShortRow<T>, &ShortRows<T>,
+                                    &Write<T>,
                                     &Sum<T>,             &Scale<T>,       &SumWeighted<T>,
                                     &CenterWeights<T>,   &WeightedCenter<T>,
                                     &CenteredRows<T>};
@@ -112,6 +113,11 @@ void Kernels<T>::shifted_to_double(const T* x, std::size_t n, T shift, double* y
 template <class T>
 ShortRow<T> Kernels<T>::short_row(const T* x, T* p, std::size_t n, double a, int k, T* buffer) {
   return typed<T>().short_row(x, p, n, a, k, buffer);
+}
+template <class T>
+std::size_t Kernels<T>::short_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
+                                   int k, T* buffer) {
+  return typed<T>().short_rows(x, p, tau, rows, n, k, buffer);
 }
 template <class T>
 void Kernels<T>::write(const T* x, T* p, std::size_t n, const WriteParams<T>& params) {

@@ -127,6 +127,10 @@ inline constexpr std::size_t kMaxPairwise = 64;
 inline constexpr std::size_t kPairwiseLinear = 16;
 inline constexpr std::size_t kPairwiseQuadratic = 16;
 
+/// The most candidates of a row that Kernels<T>::short_rows solves itself (threshold.cc's
+/// Michelot passes for k = 1 take the same many).
+inline constexpr std::size_t kMaxFusedCandidates = 256;
+
 /// What Kernels<T>::short_row found on a row.
 template <class T>
 struct ShortRow {
@@ -154,6 +158,14 @@ struct Kernels {
   /// written. When it did not write (more candidates, or a maximum that is not finite),
   /// buffer[0, count) holds the candidates for the general solvers.
   static ShortRow<T> short_row(const T* x, T* p, std::size_t n, double a, int k, T* buffer);
+  /// short_row for `rows` rows of length n (row-major) in one call, and for rows with up to
+  /// kMaxFusedCandidates candidates also the general solvers' steps (Michelot's passes for
+  /// k = 1; Newton with the closed form for k = 2), the same arithmetic as the threshold
+  /// solvers. tau, if not null, gets each row's threshold a (max + lambda) - 1. Stops at the
+  /// first row it leaves to the caller (a maximum that is not finite, or more candidates) and
+  /// returns its index (rows when every row is done). `buffer` has room for n + kMaxLanes.
+  static std::size_t short_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
+                                T* buffer);
   /// p[i] = f(x[i]) as described by WriteParams; p may equal x.
   static void write(const T* x, T* p, std::size_t n, const WriteParams<T>& params);
   /// sum_i p[i] in double (after a write pass of kind exponential: the softmax normaliser).
@@ -184,6 +196,7 @@ struct TypedKernels {
   T (*max)(const T*, std::size_t);
   void (*shifted_to_double)(const T*, std::size_t, T, double*);
   ShortRow<T> (*short_row)(const T*, T*, std::size_t, double, int, T*);
+  std::size_t (*short_rows)(const T*, T*, T*, std::size_t, std::size_t, int, T*);
   void (*write)(const T*, T*, std::size_t, const WriteParams<T>&);
   double (*sum)(const T*, std::size_t);
   void (*scale)(T*, std::size_t, T);

@@ -7,15 +7,16 @@
 #include <optional>
 
 #include "compensated_sum.h"
+#include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
 
 namespace sparcon::detail {
 namespace {
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
-constexpr int kMaxIterations = 200;
+constexpr int kMaxIterations = 200;  // of offset_threshold and solve_budget (newton_threshold.h: the same)
 // Up to this many candidates Michelot's passes sweep them all with SIMD instead of compacting.
-constexpr std::size_t kFewCandidates = 256;
+constexpr std::size_t kFewCandidates = simd::kMaxFusedCandidates;  // the fused rows' bound too
 // Up to simd::kPairwiseLinear / kPairwiseQuadratic candidates the pairwise criteria (n^2
 // compares, no iteration) beat Michelot's passes (k = 1) and Newton's steps (k = 2); the fused
 // short-row kernel uses the same bounds.
@@ -106,86 +107,15 @@ PowerThreshold linear_threshold(std::vector<double>& y, double a) {
   return {(1 - offset) / a, offset};
 }
 
-// The threshold of sum [1 + a (y - lambda)]_+^k = 1, for k >= 1 or a < 0, by Newton steps from
-// the lower bound lo, kept inside the bracket [lo, hi] by bisection. For k >= 1 they run on
-// F = (sum u^k)^(1/k) - 1, convex and decreasing like f = sum u^k - 1 but nearly linear far from
-// the root (Newton on f shrinks the distance only by a factor 1 - 1/k per step there). For
-// a < 0 (entmax, alpha < 1) they run on the convex f.
-// From the left neither leaves the bracket but by rounding.
-// `finish(lambda, sums)`, called at every lower bound lambda (s >= 1, whose set {u > 0} holds
-// the support) but on a set where it failed before, may return the exact threshold on that set
-// and end the iteration.
-template <class Finish>
-PowerThreshold newton_threshold(std::vector<double>& y, double a, double k, std::size_t n,
-                                double lo, Finish&& finish) {
-  // f(lo) >= 0 by the caller (0: the largest entry alone reaches 1). The upper end is needed
-  // only if a step leaves the bracket (by rounding); the first such time it becomes the bound
-  // at which every entry is at most 1/n, f(hi) <= 0.
-  double hi = std::numeric_limits<double>::infinity();
-  auto upper_bound = [&] { return -std::expm1(-std::log(static_cast<double>(n)) / k) / a; };
-  double lambda = lo;
-  std::size_t finish_failed_at = y.size() + 1;
-  for (int it = 0; it < kMaxIterations; ++it) {
-    const simd::PowerSums sums = sums_at_lambda(y, a, k, lambda);
-    const double s = sums.s, slope = sums.slope;
-    (s >= 1 ? lo : hi) = lambda;
-    // A lower bound lambda (s >= 1) proves the entries with u <= 0 outside the support (a > 0):
-    // once they are most of y, they leave it, so that the later steps sum fewer entries. The
-    // margin keeps the entries that only rounding puts at u <= 0.
-    if (a > 0 && s >= 1 && 2 * sums.count < y.size())
-      drop_at_or_below(y, lambda - 1 / a - 4 * kEps * (std::abs(lambda) + 1 / a));
-    if (s >= 1 && sums.count != finish_failed_at) {
-      if (const std::optional<PowerThreshold> exact = finish(lambda, sums)) return *exact;
-      finish_failed_at = sums.count;  // try again only on another set
-    }
-    if (s == 1 || slope == 0) break;
-    // For k >= 1 the step -F/F' = (s - s^(1-1/k)) / (a slope), its numerator s (1 - s^(-1/k))
-    // formed without cancelling: near alpha = 1 (k of 1e5) s^(-1/k) is 1 to rounding long
-    // before s is. For a < 0, Newton's step on f.
-    double next;
-    if (k >= 1) {
-      const double numerator = k == 2 ? (s - 1) * std::sqrt(s) / (std::sqrt(s) + 1)
-                                      : -s * std::expm1(-std::log1p(s - 1) / k);
-      next = lambda + numerator / (a * slope);
-    } else {
-      next = lambda + (s - 1) / (a * k * slope);
-    }
-    // A step at the rounding level ends the iteration, also when rounding puts it just outside
-    // the bracket (bisecting then would throw lambda far from the root it has reached). The
-    // step bounds the distance to the root: the derivative is continuous for k >= 1 and a < 0.
-    if (std::abs(next - lambda) <= 4 * kEps * std::max(1.0, std::abs(lambda))) {
-      if (next > lo && next < hi) lambda = next;
-      break;
-    }
-    if (!(next > lo && next < hi)) {
-      if (hi == std::numeric_limits<double>::infinity()) hi = std::max(lo, upper_bound());
-      next = lo + 0.5 * (hi - lo);
-    }
-    lambda = next;
-  }
-  return {lambda, 1 - a * lambda};
-}
-
-// Exact finish for k = 2 (entmax-1.5, 2-normmax) on S = {u > 0} at a lower bound lambda, from
-// the sums of the last Newton step (u = c + z, z = a y, c = 1 - a lambda, K = |S|):
-//   sum_S (z + c')^2 = 1  =>  c' = -mean_S z + sqrt((1 - M2)/K),  M2 = sum_S (z - mean)^2,
-// with mean_S z = sum u / K - c and M2 = sum u^2 - (sum u)^2 / K (M2 does not depend on the
-// shift c). It is the threshold when every entry of S stays in the support under c', i.e.
-// min_S u - c + c' >= 0: then sum_S (z + c')^2 = 1 <= sum_S u^2 gives c' <= c, so the entries
-// outside S (z + c <= 0) stay outside. Otherwise Newton goes on.
-std::optional<PowerThreshold> quadratic_closed_form(double a, double lambda,
-                                                    const simd::PowerSums& sums) {
-  // M2 as a difference loses about eps sum u^2 to cancellation: only near the root (sum u^2 <= 2)
-  // is that at the rounding level of the threshold.
-  if (!(sums.s <= 2)) return std::nullopt;
-  const double size = static_cast<double>(sums.count), c = 1 - a * lambda;
-  const double m2 = std::max(0.0, sums.s - sums.slope * sums.slope / size);
-  if (!(m2 <= 1)) return std::nullopt;
-  const double shift = std::sqrt((1 - m2) / size) - sums.slope / size;  // c' - c
-  if (!(sums.lowest + shift >= 0)) return std::nullopt;
-  const double offset = c + shift;
-  return PowerThreshold{(1 - offset) / a, offset};
-}
+// The candidates of newton_threshold (newton_threshold.h) in a vector, with the sums of
+// sums_at_lambda and the SIMD drop.
+struct VectorCandidates {
+  std::vector<double>& y;
+  double a, k;
+  std::size_t size() const { return y.size(); }
+  simd::PowerSums sums(double lambda) const { return sums_at_lambda(y, a, k, lambda); }
+  void drop_at_or_below(double bound) const { detail::drop_at_or_below(y, bound); }
+};
 
 // 0 < k < 1 (entmax, alpha > 2): the same equation in the offset c = 1 - a lambda, the value
 // of the base at the maximum: f(c) = sum [c + a y]_+^k - 1 is increasing. With many entries
@@ -232,11 +162,9 @@ PowerThreshold solve_power_threshold(std::vector<double>& y, double a, double k,
     const double offset = simd::quadratic_offset_pairwise(y.data(), y.size(), a);
     return {(1 - offset) / a, offset};
   }
-  if (k == 2)
-    return newton_threshold(y, a, k, n, lambda_lo, [&](double lambda, const simd::PowerSums& sums) {
-      return quadratic_closed_form(a, lambda, sums);
-    });
-  return newton_threshold(y, a, k, n, lambda_lo, [](double, const simd::PowerSums&) {
+  VectorCandidates candidates{y, a, k};
+  if (k == 2) return quadratic_threshold(candidates, a, n, lambda_lo);
+  return newton_threshold(candidates, a, k, n, lambda_lo, [](double, const simd::PowerSums&) {
     return std::optional<PowerThreshold>();
   });
 }

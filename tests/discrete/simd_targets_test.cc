@@ -257,6 +257,47 @@ void check_short_rows_by_candidates() {
   }
 }
 
+/// Sparsemax and entmax-1.5 rows in L1 go through the fused kernel in runs (simd::Kernels::
+/// short_rows), which hands the rows it cannot finish to the general path and goes on after
+/// them: a batch of rows of 600 with such rows between ordinary ones (a NaN, all -inf, +inf,
+/// 300 candidates near the maximum: past simd::kMaxFusedCandidates), for sparsemax, entmax-1.5
+/// and entmax with alpha per row in runs of 2, 1.5 and 1.25 (which the kernel does not take).
+/// Every finite row against the reference, the others as the conventions say.
+template <class T>
+void check_fused_rows_hand_over() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::size_t n = 600;
+  const sparcon::Rows rows{9, n};
+  std::vector<T> x = to_type<T>(normal_values(rows.count, n, 1.0, 96));
+  x[1 * n + 250] = std::numeric_limits<T>::quiet_NaN();
+  for (std::size_t i = 3 * n; i < 4 * n; ++i) x[i] = -inf;
+  std::mt19937_64 rng(97);
+  std::uniform_real_distribution<double> near(-0.9, 0);
+  for (std::size_t i = 4 * n; i < 4 * n + 300; ++i) x[i] = static_cast<T>(near(rng));  // >= 300 candidates
+  x[6 * n + 7] = inf;
+  const std::vector<std::size_t> finite = {0, 2, 4, 5, 7, 8};
+  const std::vector<T> alphas = {2, 2, 2, 1.5, 1.5, 1.25, 1.5, 2, 1.25};
+  for (const auto& [name, family] : {std::pair{std::string("sparsemax"), sparcon::Family<T>::sparsemax()},
+                                     std::pair{std::string("entmax15"), sparcon::Family<T>::entmax15()},
+                                     std::pair{std::string("entmax, alpha per row"),
+                                               sparcon::Family<T>::entmax(std::span<const T>(alphas))}}) {
+    SCOPED_TRACE(name);
+    const Forward<T> out = run_forward(family, x, rows);
+    for (const std::size_t r : finite) {
+      const ref::Result want = reference_row(family.map, static_cast<LD>(family.parameter[r]), promote(row_of(x, rows, r)));
+      EXPECT_TRUE(row_matches<T>(row_of(out.p, rows, r), out.tau[r], want, true)) << "row " << r;
+    }
+    for (const std::size_t r : {1, 6}) {
+      for (std::size_t i = r * n; i < (r + 1) * n; ++i) ASSERT_TRUE(std::isnan(out.p[i])) << "row " << r;
+    }
+    for (std::size_t i = 3 * n; i < 4 * n; ++i) ASSERT_EQ(out.p[i], T(0)) << "all -inf row";
+    EXPECT_EQ(out.tau[3], inf);
+  }
+}
+
+TEST_P(DiscreteKernels, FusedRowsHandOverFloat) { check_fused_rows_hand_over<float>(); }
+TEST_P(DiscreteKernels, FusedRowsHandOverDouble) { check_fused_rows_hand_over<double>(); }
+
 TEST_P(DiscreteKernels, ShortRowsByCandidatesFloat) { check_short_rows_by_candidates<float>(); }
 TEST_P(DiscreteKernels, ShortRowsByCandidatesDouble) { check_short_rows_by_candidates<double>(); }
 
