@@ -3,8 +3,8 @@
 // - sparse power maps (entmax with alpha > 1, sparsemax, entmax-1.5, normmax): one SIMD read
 //   pass finds the maximum and collects the entries that can be in the support, the threshold
 //   is solved exactly on those few candidates (threshold.cc), one SIMD pass writes p; for
-//   sparsemax and entmax-1.5 on rows in L1 one kernel call (simd::Kernels::short_row) does all
-//   of it while the candidates are at most 16;
+//   sparsemax and entmax-1.5 on rows in L1 one kernel call (simd::Kernels::short_rows) does
+//   all of it for a whole run of rows, the rows with many candidates handed back;
 // - dense maps (softmax, entmax with alpha < 1) and budget: a max pass, the threshold on the
 //   whole row, a write pass.
 #include <algorithm>

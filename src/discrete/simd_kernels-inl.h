@@ -762,39 +762,35 @@ double SparsemaxOffsetPairwise(const double* y, std::size_t n, double a) {
   return LinearOffsetOfPadded(c, a);
 }
 
-// The same for k = 2 (entmax-1.5, 2-normmax), sum_S (z + offset)^2 = 1 with z = a y: with c_i,
-// s_i as above and q_i the sum of those z_j^2, the top c_i entries give
-//   tau_i = m_i - sqrt((1 - v_i) / c_i),   m_i = a s_i / c_i,   v_i = q_i - c_i m_i^2,
-// and entry i is in the support iff v_i <= 1 and z_i > tau_i (the criterion of the sorting
-// algorithm, Peters et al. 2019, which holds on a prefix of the sorted entries). On that support
-// S, offset = sqrt((1 - sum_S (z - m)^2) / |S|) - m with m the mean of z over S, in two passes.
+// The same for k = 2 (entmax-1.5, 2-normmax), sum_S (z + offset)^2 = 1 with z = a y. With
+// f(t) = sum_j [z_j - t]_+^2, decreasing where positive, and f(tau) = 1 at the threshold tau =
+// -offset, entry i is in the support iff z_i > tau iff f(z_i) < 1:
+//   sum_j min(0, y_i - y_j)^2 < 1 / a^2,
+// one accumulation per pair, as for k = 1 (tied entries share it; padding adds 0 to the others
+// and gets NaN or +inf itself). On that support S, offset = sqrt((1 - sum_S (z - m)^2) / |S|) - m
+// with m the mean of z over S, in two passes (no cancellation in the centred sum).
 double QuadraticOffsetOfPadded(const PaddedCandidates& c, double a) {
   const hn::ScalableTag<double> d;
   using V = hn::Vec<decltype(d)>;
   const std::size_t N = hn::Lanes(d);
-  const V a_vector = hn::Set(d, a), one = hn::Set(d, 1.0), zero = hn::Zero(d);
-  const V minus_inf = hn::Set(d, -kInf<double>);
+  const V a_vector = hn::Set(d, a), zero = hn::Zero(d);
+  const V minus_inf = hn::Set(d, -kInf<double>), bound = hn::Set(d, 1 / (a * a));
   // The support's z, -inf elsewhere, kept for the second pass.
   alignas(kMaxBytes) double support_z[kMaxPairwise + kMaxBytes / sizeof(double)];
   V support_sum = zero;
   std::size_t size = 0;
   for (std::size_t i = 0; i < c.size; i += N) {
     const V yi = hn::Load(d, c.y + i);
-    V count = zero, s = zero, q = zero;
-    for (std::size_t j = 0; j < c.size; ++j) {
-      const V yj = hn::Set(d, c.y[j]);
-      const auto m = hn::Ge(yj, yi);
-      const V taken = hn::IfThenElseZero(m, yj);  // squared below: 0, not 0 * -inf, for padding
-      count = hn::Add(count, hn::IfThenElseZero(m, one));
-      s = hn::Add(s, taken);
-      q = hn::MulAdd(taken, taken, q);
+    V above[4] = {zero, zero, zero, zero};  // c.size is a multiple of 4
+    for (std::size_t j = 0; j < c.size; j += 4) {
+      for (std::size_t u = 0; u < 4; ++u) {
+        const V gap = hn::Min(hn::Sub(yi, hn::Set(d, c.y[j + u])), zero);
+        above[u] = hn::MulAdd(gap, gap, above[u]);
+      }
     }
+    const V f = hn::Add(hn::Add(above[0], above[1]), hn::Add(above[2], above[3]));
     const V zi = hn::Mul(a_vector, yi);
-    const V mean = hn::Div(hn::Mul(a_vector, s), count);
-    const V spread = hn::NegMulAdd(hn::Mul(count, mean), mean, hn::Mul(hn::Mul(a_vector, a_vector), q));
-    const auto fits = hn::Le(spread, one);
-    const V room = hn::IfThenElse(fits, hn::Div(hn::Sub(one, spread), count), zero);
-    const auto in = hn::And(fits, hn::Gt(zi, hn::Sub(mean, hn::Sqrt(room))));  // padding: zi = -inf
+    const auto in = hn::Lt(f, bound);
     hn::Store(hn::IfThenElse(in, zi, minus_inf), d, support_z + i);
     support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, zi));
     size += hn::CountTrue(d, in);

@@ -112,20 +112,20 @@ std::size_t drop_at_or_below(double* y, std::size_t n, double bound);
 double michelot_offset(const double* y, std::size_t n, double a);
 
 /// The same offset without iterating, for few candidates: entry i is in the support iff
-/// 1 + a (c_i y_i - s_i) > 0 with c_i = #{j : y_j >= y_i} and s_i the sum of those y_j (the
-/// sorted criterion without sorting), n^2 / lanes vector compares and one reduction.
+/// 1 + a sum_j min(0, y_i - y_j) > 0 (the sorted criterion without sorting), n^2 / lanes
+/// vector subtractions and one reduction, then the closed form on the support.
 double sparsemax_offset_pairwise(const double* y, std::size_t n, double a);
 
-/// The offset of k = 2 (entmax-1.5, 2-normmax), sum_S [a y + offset]_+^2 = 1, the same way
-/// (the sorting algorithm's criterion for each entry, then the closed form on the support), for
-/// at most kMaxPairwise candidates (max 0, a > 0; more abort).
+/// The offset of k = 2 (entmax-1.5, 2-normmax), sum_S [a y + offset]_+^2 = 1, the same way:
+/// entry i is in the support iff sum_j min(0, y_i - y_j)^2 < 1 / a^2, then the closed form on
+/// the support, for at most kMaxPairwise candidates (max 0, a > 0; more abort).
 double quadratic_offset_pairwise(const double* y, std::size_t n, double a);
 
 /// The most candidates the pairwise kernels take, and how many the solvers give them, for
 /// k = 1 and k = 2 (beyond, Michelot's passes and Newton's steps measured faster).
 inline constexpr std::size_t kMaxPairwise = 64;
 inline constexpr std::size_t kPairwiseLinear = 16;
-inline constexpr std::size_t kPairwiseQuadratic = 16;
+inline constexpr std::size_t kPairwiseQuadratic = 32;
 
 /// The most candidates of a row that Kernels<T>::short_rows solves itself (threshold.cc's
 /// Michelot passes for k = 1 take the same many).

@@ -23,9 +23,9 @@ struct PowerThreshold {
 /// the candidates y (max 0, every support entry present; some entries proven outside the
 /// support may be removed from y, never a support entry), n the row length (for the bracket)
 /// and a known lower bound lambda_lo >= 0 of lambda (0 always is one).
-/// k = 1 (sparsemax): up to 16 candidates the sorted criterion evaluated for every entry at
+/// k = 1 (sparsemax): up to 16 candidates the support criterion evaluated for every entry at
 /// once (no sort, no iteration), else Michelot's method; then the closed form on the support.
-/// k = 2 with up to 16 candidates: the same with the sorting algorithm's criterion for entmax-1.5.
+/// k = 2 with up to 32 candidates: the same with the criterion of k = 2 (docs/math.md).
 /// k >= 1 otherwise:
 /// Newton steps on (sum u^k)^(1/k) - 1 safeguarded by a bisection bracket, to machine precision,
 /// with the closed form for k = 2 (entmax-1.5, 2-normmax) at the first lower bound where it is
