@@ -13,25 +13,7 @@ std::vector<std::string> variant_names() {
   return {"softmax", "sparsemax", "entmax15", "cont-softmax", "cont-sparsemax", "disc-softmax", "disc-sparsemax"};
 }
 
-Variant parse_variant(const std::string& name) {
-  Variant v;
-  v.name = name;
-  if (name == "softmax") return v;
-  if (name == "sparsemax" || name == "entmax15") {
-    v.alpha = name == "sparsemax" ? 2.0 : 1.5;
-    return v;
-  }
-  for (const char* kind : {"cont", "disc"})
-    for (const char* family : {"softmax", "sparsemax"})
-      if (name == std::string(kind) + "-" + family) {
-        v.kind = std::string(kind) == "cont" ? "cont" : "disc+cont";
-        v.alpha = std::string(family) == "softmax" ? 1.0 : 2.0;
-        return v;
-      }
-  std::string known;
-  for (const auto& n : variant_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown attention variant '" + name + "': expected one of " + known);
-}
+Variant parse_variant(const std::string& name) { return kit::parse_attention_variant(name, variant_names()); }
 
 Seq2SeqImpl::Seq2SeqImpl(ModelOptions options_) : options(std::move(options_)) {
   const std::int64_t e = options.embedding, h = options.hidden, d = 2 * h;

@@ -24,18 +24,15 @@
 #include <string>
 #include <vector>
 
+#include "kit/attention_variant.h"
 #include "sparcon/torch/modules.h"
 
 namespace g2p {
 
-struct Variant {
-  std::string name;
-  std::string kind = "discrete";  ///< "discrete", "cont" or "disc+cont"
-  double alpha = 1.0;             ///< the discrete map's alpha, or the continuous family's
-  [[nodiscard]] bool continuous() const { return kind != "discrete"; }
-};
+using Variant = kit::AttentionVariant;
 
-/// The variant of a name above; throws std::invalid_argument naming it and the known names.
+/// The variant of a name of variant_names() (kit/attention_variant.h); throws std::invalid_argument
+/// naming it and the known names.
 Variant parse_variant(const std::string& name);
 /// Every variant name, in the order of the results table.
 std::vector<std::string> variant_names();

@@ -16,30 +16,7 @@ std::vector<std::string> variant_names() {
           "disc-softmax", "disc-sparsemax", "mix2",     "mix3"};
 }
 
-Variant parse_variant(const std::string& name) {
-  Variant v;
-  v.name = name;
-  if (name == "softmax") return v;
-  if (name == "sparsemax" || name == "entmax15") {
-    v.alpha = name == "sparsemax" ? 2.0 : 1.5;
-    return v;
-  }
-  if (name == "mix2" || name == "mix3") {
-    v.kind = "mixture";
-    v.components = name == "mix2" ? 2 : 3;
-    return v;
-  }
-  for (const char* kind : {"cont", "disc"})
-    for (const char* family : {"softmax", "sparsemax"})
-      if (name == std::string(kind) + "-" + family) {
-        v.kind = std::string(kind) == "cont" ? "cont" : "disc+cont";
-        v.alpha = std::string(family) == "softmax" ? 1.0 : 2.0;
-        return v;
-      }
-  std::string known;
-  for (const auto& n : variant_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown attention variant '" + name + "': expected one of " + known);
-}
+Variant parse_variant(const std::string& name) { return kit::parse_attention_variant(name, variant_names()); }
 
 VqaModelImpl::VqaModelImpl(ModelOptions options_) : options(std::move(options_)) {
   const std::int64_t e = options.features;

@@ -28,17 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "kit/attention_variant.h"
+
 namespace vqa {
 
-struct Variant {
-  std::string name;
-  std::string kind = "discrete";  ///< "discrete", "cont", "disc+cont" or "mixture"
-  double alpha = 1.0;             ///< the discrete map's alpha, or the continuous family's
-  int components = 1;             ///< "mixture": K
-  [[nodiscard]] bool continuous() const { return kind != "discrete"; }
-};
+using Variant = kit::AttentionVariant;
 
-/// The variant of a name above; throws std::invalid_argument naming it and the known names.
+/// The variant of a name of variant_names() (kit/attention_variant.h); throws std::invalid_argument
+/// naming it and the known names.
 Variant parse_variant(const std::string& name);
 /// Every variant name, in the order of the results table.
 std::vector<std::string> variant_names();
