@@ -5,6 +5,7 @@
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numbers>
 #include <vector>
 
@@ -104,25 +105,20 @@ Moments by_quadrature(double k, double R, double lo, double hi, double d, double
 
 // Gauss-Laguerre nodes and weights for int_0^inf f(w) e^-w dw (Golub-Welsch: the eigenvalues of
 // the Jacobi matrix of the Laguerre polynomials and the squared first components of its
-// eigenvectors).
+// eigenvectors), for the node counts of laguerre_rule.
 struct GaussLaguerre {
-  static constexpr int kNodes = LaguerreRule::kNodes;
-  std::array<double, kNodes> x{}, w{};
-  GaussLaguerre() {
-    Eigen::Matrix<double, kNodes, kNodes> jacobi = Eigen::Matrix<double, kNodes, kNodes>::Zero();
-    for (int i = 0; i < kNodes; ++i) {
+  std::vector<double> x, w;
+  explicit GaussLaguerre(int nodes) {
+    Eigen::MatrixXd jacobi = Eigen::MatrixXd::Zero(nodes, nodes);
+    for (int i = 0; i < nodes; ++i) {
       jacobi(i, i) = 2 * i + 1;
-      if (i + 1 < kNodes) jacobi(i, i + 1) = jacobi(i + 1, i) = i + 1;
+      if (i + 1 < nodes) jacobi(i, i + 1) = jacobi(i + 1, i) = i + 1;
     }
-    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, kNodes, kNodes>> solver(jacobi);
-    for (int i = 0; i < kNodes; ++i) {
-      x[i] = solver.eigenvalues()[i];
-      w[i] = solver.eigenvectors()(0, i) * solver.eigenvectors()(0, i);
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(jacobi);
+    for (int i = 0; i < nodes; ++i) {
+      x.push_back(solver.eigenvalues()[i]);
+      w.push_back(solver.eigenvectors()(0, i) * solver.eigenvectors()(0, i));
     }
-  }
-  static const GaussLaguerre& get() {
-    static const GaussLaguerre rule;
-    return rule;
   }
 };
 
@@ -130,16 +126,17 @@ struct GaussLaguerre {
 // the end e nearest to d. With x = |u - e| and delta = |d - e|,
 //   N(u; d, s^2) = N(e; d, s^2) exp(-x/l) exp(-x^2/(2 s^2)),   l = s^2/delta,
 // so the integral is N(e) l int_0^inf g(l w) e^-w dw with g(x) = profile(u) u^m exp(-x^2/(2 s^2)),
-// a polynomial times a Gaussian of width delta/s >= 4 in w: 24-point Gauss-Laguerre is within
-// 5e-15 of the composite rule (measured at delta = 4, 5, 6, 8 s for k = 1, 4/3, 2; 16 points
-// were 6e-12 off at 4 s). The truncation at the far end is below e^-40.
+// a polynomial times a Gaussian of width delta/s >= 4 in w: laguerre_rule(delta / s), 24 points
+// at widths below 6 (within 5e-15 of the composite rule, measured at delta = 4, 5, 6, 8 s for
+// k = 1, 4/3, 2; 16 points were 6e-12 off at 4 s), fewer at larger widths. The truncation at
+// the far end is below e^-40.
 Moments by_laguerre(double k, double R, double lo, double hi, double d, double s) {
   const bool above = d > hi;
   const double end = above ? hi : lo, delta = std::abs(d - end), decay = s * s / delta;
-  const auto& rule = GaussLaguerre::get();
+  const LaguerreRule rule = laguerre_rule(delta / s);
   Moments out{};
   const int integer_k = static_cast<int>(k);
-  for (int i = 0; i < GaussLaguerre::kNodes; ++i) {
+  for (int i = 0; i < rule.nodes; ++i) {
     const double x = decay * rule.x[i], u = above ? end - x : end + x;
     const double base = 1 - (u / R) * (u / R);
     double profile = 1;
@@ -226,9 +223,21 @@ Moments polynomial_profile(double R, double lo, double hi, double d, double s) {
 
 }  // namespace
 
-LaguerreRule laguerre_rule() {
-  const GaussLaguerre& rule = GaussLaguerre::get();
-  return {rule.x.data(), rule.w.data()};
+LaguerreRule laguerre_rule(double width) {
+  // The smallest width at which each rule is within 1e-15 (profile_moments.h), widest first.
+  struct Band {
+    double width;
+    int nodes;
+  };
+  static constexpr Band kBands[] = {{32, 8}, {24, 10}, {16, 12}, {10, 14}, {8, 16}, {6, 20}, {0, 24}};
+  static const std::vector<GaussLaguerre> rules = [] {
+    std::vector<GaussLaguerre> out;
+    for (const Band& band : kBands) out.emplace_back(band.nodes);
+    return out;
+  }();
+  std::size_t i = 0;
+  while (i + 1 < std::size(kBands) && !(width >= kBands[i].width)) ++i;  // NaN: the most nodes
+  return {rules[i].x.data(), rules[i].w.data(), kBands[i].nodes};
 }
 
 std::array<double, 4> profile_moments(double k, double R, double lo, double hi, double d, double s) {

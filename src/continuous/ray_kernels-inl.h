@@ -167,14 +167,16 @@ HWY_INLINE void ClosedMoments(D d, V centre, V s, V inverse_s, double radius, V&
 // N(u) = N(end) exp(-x / l) exp(-x^2 / (2 s^2)) with l = s^2 / delta, so the integral is
 // N(end) l sum_i w_i profile(u_i) u_i^m exp(-(l x_i)^2 / (2 s^2)), u_i = end + direction l x_i.
 // The profile (1 - u^2/R^2)^K is a polynomial, so it may be evaluated past the support.
+// The rule is profile_moments' for the narrowest Gaussian (delta / s) of the lanes `lanes`.
 template <int K>
-HWY_INLINE void AddLaguerre(D d, V end, V direction, V delta, V centre, V s, double radius, V sign,
+HWY_INLINE void AddLaguerre(D d, M lanes, V end, V direction, V delta, V centre, V s, double radius, V sign,
                             V& m1, V& m2, V& m3) {
-  static const sparcon::detail::LaguerreRule rule = sparcon::detail::laguerre_rule();
+  const V width = hn::IfThenElse(lanes, hn::Div(delta, s), hn::Set(d, std::numeric_limits<double>::infinity()));
+  const sparcon::detail::LaguerreRule rule = sparcon::detail::laguerre_rule(hn::GetLane(hn::MinOfLanes(d, width)));
   const V one = hn::Set(d, 1.0), minus_half = hn::Set(d, -0.5), inverse_radius = hn::Set(d, 1 / radius);
   const V decay = hn::Div(hn::Mul(s, s), delta), step = hn::Mul(direction, decay), ratio = hn::Div(decay, s);
   V a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-  for (int i = 0; i < sparcon::detail::LaguerreRule::kNodes; ++i) {
+  for (int i = 0; i < rule.nodes; ++i) {
     const V x = hn::Set(d, rule.x[i]);
     const V u = hn::MulAdd(step, x, end), v = hn::Mul(u, inverse_radius);
     const V base = hn::NegMulAdd(v, v, one), profile = K == 1 ? base : hn::Mul(base, base);
@@ -198,15 +200,15 @@ HWY_INLINE void AddLaguerre(D d, V end, V direction, V delta, V centre, V s, dou
 // the far end is subtracted, by the same rule from there (the centre is then R + delta behind it,
 // and that part is at most exp(-(2 R delta + R^2) / (2 s^2)) ~ e^-4.5 of the whole).
 template <int K>
-HWY_INLINE void BeyondMoments(D d, M above, M short_lanes, V centre, V delta, V s, double radius,
+HWY_INLINE void BeyondMoments(D d, M lanes, M above, M short_lanes, V centre, V delta, V s, double radius,
                               V& m1, V& m2, V& m3) {
   const V vradius = hn::Set(d, radius), zero = hn::Zero(d), one = hn::Set(d, 1.0);
   const V direction = hn::IfThenElse(above, hn::Neg(one), one);  // away from the centre
   m1 = m2 = m3 = zero;
-  AddLaguerre<K>(d, hn::IfThenElseZero(above, vradius), direction, delta, centre, s, radius, one, m1, m2, m3);
+  AddLaguerre<K>(d, lanes, hn::IfThenElseZero(above, vradius), direction, delta, centre, s, radius, one, m1, m2, m3);
   if (hn::AllFalse(d, short_lanes)) return;
   const V far_end = hn::IfThenElseZero(hn::Not(above), vradius);
-  AddLaguerre<K>(d, far_end, direction, hn::Add(delta, vradius), centre, s, radius,
+  AddLaguerre<K>(d, short_lanes, far_end, direction, hn::Add(delta, vradius), centre, s, radius,
                  hn::IfThenElseZero(short_lanes, hn::Set(d, -1.0)), m1, m2, m3);
 }
 
@@ -326,7 +328,7 @@ RaySums RaySumsImpl(const RayPair& pair) {
         const M short_lanes =
             hn::And(beyond, hn::Lt(hn::Mul(vradius, delta), hn::Mul(hn::Set(d, 40.0), hn::Mul(s, s))));
         V m1, m2, m3;
-        BeyondMoments<K>(d, above, short_lanes, centre, delta, s, radius, m1, m2, m3);
+        BeyondMoments<K>(d, beyond, above, short_lanes, centre, delta, s, radius, m1, m2, m3);
         add(beyond, m1, m2, m3);
         rest = hn::AndNot(beyond, rest);
       }
