@@ -94,14 +94,12 @@ void backward(const Family<T>& family, std::span<const T> p, std::span<const T> 
   const bool short_rows = family.map != Map::normmax && rows.length <= simd::kMaxCenteredRow;
   detail::parallel_rows(rows, threads, [&](std::size_t begin, std::size_t end) {
     if (short_rows) {
-      // Runs of rows with the same parameter (all of them when it is shared) share weights.
-      for (std::size_t first = begin, last; first < end; first = last) {
-        for (last = first + 1; last < end && family.parameter[last] == family.parameter[first];) ++last;
+      detail::for_each_parameter_run(family.parameter, begin, end, [&](std::size_t first, std::size_t last) {
         const std::size_t at = first * rows.length;
         simd::Kernels<T>::centered_rows(
             p.data() + at, g.data() + at, dx.data() + at, last - first, rows.length,
             detail::weights_of<T>(family.map, static_cast<double>(family.parameter[first])));
-      }
+      });
       return;
     }
     for (std::size_t r = begin; r < end; ++r) {

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 #include <vector>
 
 #include "check.h"
@@ -181,37 +180,26 @@ void write_degenerate(T* p, std::size_t n, bool not_finite, T* tau) {
   if (tau) *tau = not_finite ? kNaN<T> : kInf<T>;
 }
 
-// Sparsemax (k = 1) and entmax-1.5 (k = 2) on a row that fits in L1: one kernel call does the
-// whole forward while the candidates are few (the common case of attention rows: a fixed cost
-// per row, not per entry, is what short rows pay). Returns nothing when p is written; otherwise
-// the threshold from the kernel's maximum and candidates, for entmax_row to write.
-template <class T>
-std::optional<PowerSolution<T>> short_row(const T* x, T* p, std::size_t n, double a, int k,
-                                          RowScratch<T>& scratch, T* tau) {
-  T* buffer = collect_buffer(n, scratch);
-  const simd::ShortRow<T> row = Kernels<T>::short_row(x, p, n, a, k, buffer);
-  if (row.written) {
-    if (tau) *tau = entmax_tau(a, row.max, (1 - row.offset) / a);
-    return std::nullopt;
-  }
-  if (std::isnan(row.max) || row.max == kInf<T>) return PowerSolution<T>{kNaN<T>, {}, true};
-  if (row.max == -kInf<T>) return PowerSolution<T>{row.max, {}, false};
-  load_shifted(buffer, row.count, row.max, scratch.y);
-  return PowerSolution<T>{row.max, solve_power_threshold(scratch.y, a, k, n), false};
+// The power k = 1 (sparsemax) or 2 (entmax-1.5) of alpha-entmax whose rows of length n go to
+// the fused kernel (Kernels::short_rows: rows in L1, the common case of attention, where a
+// fixed cost per row, not per entry, is what they pay), or 0.
+int fused_power(double alpha, std::size_t n) {
+  if (n > kCachedRow) return 0;
+  return alpha == 2 ? 1 : alpha == 1.5 ? 2 : 0;
 }
 
-// alpha-entmax for alpha != 1.
+// alpha-entmax for alpha != 1. `fused`: sparsemax and entmax-1.5 rows in L1 try the fused
+// kernel first, which finishes every row but those without a finite maximum or with many
+// candidates (a caller whose kernel call stopped at this row passes false).
 template <class T>
-void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& scratch, T* tau) {
+void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& scratch, T* tau,
+                bool fused = true) {
   const double a = alpha - 1, k = 1 / a;
-  PowerSolution<T> s;
-  if ((k == 1 || k == 2) && n <= kCachedRow) {
-    const std::optional<PowerSolution<T>> solution = short_row(x, p, n, a, static_cast<int>(k), scratch, tau);
-    if (!solution) return;
-    s = *solution;
-  } else {
-    s = a > 0 ? sparse_power_threshold(x, n, a, k, scratch) : dense_power_threshold(x, n, a, k, scratch);
-  }
+  if (const int power = fused_power(alpha, n);
+      fused && power != 0 && Kernels<T>::short_rows(x, p, tau, 1, n, power, collect_buffer(n, scratch)) == 1)
+    return;
+  const PowerSolution<T> s =
+      a > 0 ? sparse_power_threshold(x, n, a, k, scratch) : dense_power_threshold(x, n, a, k, scratch);
   if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
   // k = 1, 2 and k < 1 (alpha > 2) from the offset, other k from lambda through log1p.
   const WriteKind kind = k == 1   ? WriteKind::linear
@@ -291,38 +279,32 @@ void budget_row(const T* x, T* p, std::size_t n, double b, RowScratch<T>& scratc
   if (tau) *tau = static_cast<T>(pivot + t);
 }
 
-// The power k = 1 (sparsemax) or 2 (entmax-1.5) of a map whose rows of length n go to the fused
-// kernel (Kernels::short_rows), or 0.
-int fused_power(Map map, double parameter, std::size_t n) {
-  if (n > kCachedRow) return 0;
-  if (map == Map::sparsemax || (map == Map::entmax && parameter == 2)) return 1;
-  if (map == Map::entmax15 || (map == Map::entmax && parameter == 1.5)) return 2;
-  return 0;
-}
-
 }  // namespace
 
 template <class T>
 void forward_rows(const Family<T>& family, const T* x, T* p, T* tau, Rows rows, std::size_t begin,
                   std::size_t end, RowScratch<T>& scratch) {
   const std::size_t n = rows.length;
-  for (std::size_t first = begin, last; first < end; first = last) {
-    // A run of rows with the same parameter (every row when it is shared).
+  for_each_parameter_run(family.parameter, begin, end, [&](std::size_t first, std::size_t last) {
     const double parameter = static_cast<double>(family.parameter[first]);
-    for (last = first + 1; last < end && family.parameter[last] == family.parameter[first];) ++last;
-    const int k = fused_power(family.map, parameter, n);
-    for (std::size_t r = first; r < last;) {
-      if (k != 0) {
-        // The fused kernel does every row it can; the one it stops at (a row without a finite
-        // maximum, or with many candidates) takes the general path below.
-        r += Kernels<T>::short_rows(x + r * n, p + r * n, tau ? tau + r : nullptr, last - r, n, k,
-                                    collect_buffer(n, scratch));
-        if (r == last) break;
-      }
-      forward_row(family.map, parameter, x + r * n, p + r * n, n, scratch, tau ? tau + r : nullptr);
-      ++r;
+    const double alpha = family.map == Map::sparsemax ? 2.0
+                         : family.map == Map::entmax15 ? 1.5
+                         : family.map == Map::entmax   ? parameter
+                                                       : 0.0;
+    const int k = fused_power(alpha, n);
+    if (k == 0) {
+      for (std::size_t r = first; r < last; ++r)
+        forward_row(family.map, parameter, x + r * n, p + r * n, n, scratch, tau ? tau + r : nullptr);
+      return;
     }
-  }
+    // The fused kernel does every row it can; the one it stops at (a row without a finite
+    // maximum, or with many candidates) takes the general solvers, and the kernel goes on after.
+    for (std::size_t r = first; r < last; ++r) {
+      r += Kernels<T>::short_rows(x + r * n, p + r * n, tau ? tau + r : nullptr, last - r, n, k,
+                                  collect_buffer(n, scratch));
+      if (r < last) entmax_row(x + r * n, p + r * n, n, alpha, scratch, tau ? tau + r : nullptr, false);
+    }
+  });
 }
 
 template <class T>

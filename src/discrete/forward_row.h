@@ -29,6 +29,17 @@ template <class T>
 void forward_rows(const Family<T>& family, const T* x, T* p, T* tau, Rows rows, std::size_t begin,
                   std::size_t end, RowScratch<T>& scratch);
 
+/// Calls run(first, last) for the maximal runs [first, last) of rows in [begin, end) that share
+/// one value of `parameter` (a single run when it is shared): a family's rows of one run share
+/// the map's weights and solver.
+template <class T, class Run>
+void for_each_parameter_run(const PerRow<T>& parameter, std::size_t begin, std::size_t end, Run&& run) {
+  for (std::size_t first = begin, last; first < end; first = last) {
+    for (last = first + 1; last < end && parameter[last] == parameter[first];) ++last;
+    run(first, last);
+  }
+}
+
 /// The name of the family's parameter in messages.
 inline const char* parameter_name(Map map) {
   return map == Map::budget ? "budget" : map == Map::entmax || map == Map::normmax ? "alpha" : "parameter";

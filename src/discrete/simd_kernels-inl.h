@@ -835,24 +835,6 @@ HWY_INLINE void PadShifted(const T* buffer, std::size_t count, T max, PaddedCand
   }
 }
 
-template <class T>
-ShortRow<T> SolveShortRow(const T* x, T* p, std::size_t n, double a, int k, T* buffer) {
-  ShortRow<T> row{.max = Max(x, n)};
-  if (!(row.max > -kInf<T> && row.max < kInf<T>)) return row;  // NaN, +inf or all -inf
-  row.count = Collect(x, n, CandidateThreshold(row.max, static_cast<T>(1 / a), -kInf<T>), buffer);
-  if (row.count > (k == 1 ? kPairwiseLinear : kPairwiseQuadratic)) return row;
-  PaddedCandidates c;
-  PadShifted(buffer, row.count, row.max, c);
-  row.offset = k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a);
-  Write(x, p, n,
-        {.kind = k == 1 ? WriteKind::linear : WriteKind::square,
-         .shift = row.max,
-         .a = static_cast<T>(a),
-         .c = static_cast<T>(row.offset)});
-  row.written = true;
-  return row;
-}
-
 // Candidates of the Newton iteration of newton_threshold.h in a block on the stack, with the
 // sums and the drop of the solvers' kernels inlined (threshold.cc's sums_at_lambda for k = 2).
 struct BlockCandidates {
@@ -865,9 +847,10 @@ struct BlockCandidates {
 };
 
 // Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows):
-// per row SolveShortRow's steps, and with more candidates those of the general solvers
-// (threshold.cc: Michelot's passes for k = 1, Newton with the closed form for k = 2) on a
-// block of them on the stack, so that a row costs no call, allocation or dispatch.
+// per row the maximum, the collection, the pairwise offset of few candidates or the general
+// solvers' steps (threshold.cc: Michelot's passes for k = 1, Newton with the closed form for
+// k = 2) on a block of them on the stack, and the write, so that a row costs no call,
+// allocation or dispatch.
 template <class T>
 std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {
   const double a = k == 1 ? 1.0 : 0.5;

@@ -20,7 +20,7 @@ namespace {
 
 template <class T>
 constexpr TypedKernels<T> kTyped = {&Scan<T>,           &Collect<T>,     &Max<T>,
-                                    &ShiftedToDouble<T>, &SolveShortRow<T>, &ShortRows<T>,
+                                    &ShiftedToDouble<T>, &ShortRows<T>,
                                     &Write<T>,
                                     &Sum<T>,             &Scale<T>,       &SumWeighted<T>,
                                     &CenterWeights<T>,   &WeightedCenter<T>,
@@ -109,10 +109,6 @@ T Kernels<T>::max(const T* x, std::size_t n) {
 template <class T>
 void Kernels<T>::shifted_to_double(const T* x, std::size_t n, T shift, double* y) {
   typed<T>().shifted_to_double(x, n, shift, y);
-}
-template <class T>
-ShortRow<T> Kernels<T>::short_row(const T* x, T* p, std::size_t n, double a, int k, T* buffer) {
-  return typed<T>().short_row(x, p, n, a, k, buffer);
 }
 template <class T>
 std::size_t Kernels<T>::short_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,

@@ -131,15 +131,6 @@ inline constexpr std::size_t kPairwiseQuadratic = 32;
 /// Michelot passes for k = 1 take the same many).
 inline constexpr std::size_t kMaxFusedCandidates = 256;
 
-/// What Kernels<T>::short_row found on a row.
-template <class T>
-struct ShortRow {
-  T max;                   ///< the row maximum (NaN for a row with a NaN)
-  std::size_t count = 0;   ///< candidates collected into the buffer (0 if max is not finite)
-  double offset = 0;       ///< p = [a (x - max) + offset]_+^k, when `written`
-  bool written = false;
-};
-
 template <class T>
 struct Kernels {
   /// Runs (or resumes) a candidate scan; see CandidateScan.
@@ -151,17 +142,12 @@ struct Kernels {
   static T max(const T* x, std::size_t n);
   /// y[i] = double(x[i]) - double(shift): the candidates of a row in the solvers' form.
   static void shifted_to_double(const T* x, std::size_t n, T shift, double* y);
-  /// Sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) of a row that fits in L1, in one
-  /// call while few entries are candidates: the maximum, the entries above max - 1/a collected
-  /// into `buffer` (room for n + kMaxLanes entries), and when there are at most
-  /// kPairwiseLinear (k = 1) or kPairwiseQuadratic (k = 2) of them, the pairwise offset and p
-  /// written. When it did not write (more candidates, or a maximum that is not finite),
-  /// buffer[0, count) holds the candidates for the general solvers.
-  static ShortRow<T> short_row(const T* x, T* p, std::size_t n, double a, int k, T* buffer);
-  /// short_row for `rows` rows of length n (row-major) in one call, and for rows with up to
-  /// kMaxFusedCandidates candidates also the general solvers' steps (Michelot's passes for
-  /// k = 1; Newton with the closed form for k = 2), the same arithmetic as the threshold
-  /// solvers. tau, if not null, gets each row's threshold a (max + lambda) - 1. Stops at the
+  /// Sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) of `rows` rows of length
+  /// n <= 4096 (row-major, in L1) in one call: per row the maximum, the entries above max - 1/a
+  /// collected into `buffer`, the threshold on them (pairwise up to kPairwiseLinear /
+  /// kPairwiseQuadratic candidates; up to kMaxFusedCandidates the general solvers' steps,
+  /// Michelot's passes for k = 1 and Newton with the closed form for k = 2, the same arithmetic
+  /// as the threshold solvers) and the write. tau, if not null, gets each row's threshold a (max + lambda) - 1. Stops at the
   /// first row it leaves to the caller (a maximum that is not finite, or more candidates) and
   /// returns its index (rows when every row is done). `buffer` has room for n + kMaxLanes.
   static std::size_t short_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
@@ -195,7 +181,6 @@ struct TypedKernels {
   std::size_t (*collect)(const T*, std::size_t, T, T*);
   T (*max)(const T*, std::size_t);
   void (*shifted_to_double)(const T*, std::size_t, T, double*);
-  ShortRow<T> (*short_row)(const T*, T*, std::size_t, double, int, T*);
   std::size_t (*short_rows)(const T*, T*, T*, std::size_t, std::size_t, int, T*);
   void (*write)(const T*, T*, std::size_t, const WriteParams<T>&);
   double (*sum)(const T*, std::size_t);
