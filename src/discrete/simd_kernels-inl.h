@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
@@ -690,7 +691,7 @@ double MichelotOffset(const double* y, std::size_t n, double a) {
   }
 }
 
-// ---- thresholds of few candidates, and the fused short row -------------------------------------
+// ---- thresholds of few candidates ------------------------------------------------------------
 
 // The pairwise criteria below read their candidates from a block padded with -inf to a multiple
 // of kPairwiseStep entries (and of the vector length): every row of one size class then runs
@@ -846,21 +847,210 @@ struct BlockCandidates {
   void drop_at_or_below(double bound) { n = DropAtOrBelow(y, n, bound); }
 };
 
+// ---- tiny rows, one row per lane ---------------------------------------------------------------
+
+// Batcher's odd-even merge sort of `size` = 2^m entries as its compare-exchanges f(i, j), i < j,
+// in order (Knuth, TAOCP 5.3.4): exchanging so that v[i] >= v[j] at each sorts v decreasingly.
+template <class F>
+constexpr void ForEachOddEvenMergePair(std::size_t size, F&& f) {
+  for (std::size_t p = 1; p < size; p *= 2)
+    for (std::size_t k = p; k >= 1; k /= 2)
+      for (std::size_t j = k % p; j + k < size; j += 2 * k)
+        for (std::size_t i = 0; i < std::min(k, size - j - k); ++i)
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p)) f(i + j, i + j + k);
+}
+
+template <std::size_t Size>
+constexpr auto OddEvenMergePairs() {
+  constexpr std::size_t count = [] {
+    std::size_t c = 0;
+    ForEachOddEvenMergePair(Size, [&](std::size_t, std::size_t) { ++c; });
+    return c;
+  }();
+  std::array<std::array<std::uint8_t, 2>, count> pairs{};
+  std::size_t c = 0;
+  ForEachOddEvenMergePair(Size, [&](std::size_t i, std::size_t j) {
+    pairs[c++] = {static_cast<std::uint8_t>(i), static_cast<std::uint8_t>(j)};
+  });
+  return pairs;
+}
+
+template <std::size_t Size>
+constexpr auto kOddEvenMergePairs = OddEvenMergePairs<Size>();
+
+// Sorts each lane of v[0, Size) decreasingly (no NaN), by the network above unrolled: the
+// indices are constants, so that v stays in registers.
+template <std::size_t Size, class D, std::size_t... I>
+HWY_INLINE void SortLanesDescending(D, hn::Vec<D>* v, std::index_sequence<I...>) {
+  constexpr auto& pairs = kOddEvenMergePairs<Size>;
+  auto exchange = [&](std::size_t i, std::size_t j) HWY_ATTR {
+    const hn::Vec<D> high = hn::Max(v[i], v[j]);
+    v[j] = hn::Min(v[i], v[j]);
+    v[i] = high;
+  };
+  (exchange(pairs[I][0], pairs[I][1]), ...);
+}
+
+// A block of rows for TinyRowBlock.
+template <std::size_t Size, class T>
+struct TinyBlock {
+  alignas(kMaxBytes) T columns[Size][kMaxBytes / sizeof(double)];  ///< column j, row l in lane l
+};
+
+// The transposition of TinyRowBlock by scalar stores, done a block ahead of the vector loads
+// that read it: a load that spans several stores waits for them to retire, and a gather per
+// column costs more (both measured).
+template <std::size_t Size, class T>
+HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>& block) {
+  const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t j = 0; j < n; ++j) block.columns[j][l] = x[l * n + j];
+}
+
+// Sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) of hn::Lanes(double) consecutive rows
+// of length n <= Size (a power of two, at most kMaxTinyQuadraticRow) at once, row l in lane l. A
+// row of a few entries is otherwise all fixed cost: a maximum, a collection and a threshold that
+// each end in a horizontal reduction; here the lanes share them. The block comes transposed
+// (column j of the rows in one vector); the columns, in double and padded with -inf to Size, are
+// sorted in each lane by a sorting network, and the support found in sorted order with
+// y = x - max (y_0 = 0 >= y_1 >= ...) from
+//   G_k = sum_(j<k) (y_j - y_k) = G_(k-1) + k d,
+//   F_k = sum_(j<k) (y_j - y_k)^2 = F_(k-1) + d (2 G_(k-1) + k d),   d = y_(k-1) - y_k >= 0,
+// sums of non-negative terms (no cancellation). They are the pairwise criteria of
+// LinearOffsetOfPadded and QuadraticOffsetOfPadded at entry k: k = 1 keeps entry k iff
+// 1 - a G_k > 0, k = 2 iff F_k < 1 / a^2; both criteria are monotone in k, so the support is the
+// first K entries. Then, as there, k = 1: offset = (1 - a sum_S y) / K; k = 2, with the mean and
+// the centred sum of z = a y over S from G_K and F_K (mean_S y = y_K + G_K / K,
+// sum_S (y - mean)^2 = F_K - G_K^2 / K, below 1 / a^2 on the support):
+//   offset = sqrt((1 - a^2 (F_K - G_K^2 / K)) / K) - a mean_S y.
+// Padding and masked entries (-inf) give d = +inf or NaN, which fails both criteria. Each row's
+// write is Write's arithmetic in T. Returns false, having written nothing, when a row of the
+// block has no finite maximum (a NaN or +inf entry, or every entry -inf).
+template <std::size_t Size, class T>
+HWY_INLINE bool TinyRowBlock(const TinyBlock<Size, T>& block, const T* x, T* p, T* tau,
+                             std::size_t n, int k) {
+  const hn::ScalableTag<double> d;
+  using V = hn::Vec<decltype(d)>;
+  const hn::Rebind<T, decltype(d)> dt;
+  constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
+  const std::size_t L = hn::Lanes(d);
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0);
+  const V minus_inf = hn::Set(d, -kInf<double>), infinity = hn::Set(d, kInf<double>);
+  const auto& columns = block.columns;
+  V y[Size];
+  auto unusable = hn::Lt(zero, zero);  // no lane yet
+  for (std::size_t j = 0; j < Size; ++j) {
+    if (j < n) {
+      if constexpr (std::is_same_v<T, float>) {
+        y[j] = hn::PromoteTo(d, hn::Load(dt, columns[j]));
+      } else {
+        y[j] = hn::Load(d, columns[j]);
+      }
+      unusable = hn::Or(unusable, hn::Not(hn::Lt(y[j], infinity)));  // NaN or +inf
+    } else {
+      y[j] = minus_inf;
+    }
+  }
+  if (!hn::AllFalse(d, unusable)) return false;
+  SortLanesDescending<Size>(d, y, std::make_index_sequence<kOddEvenMergePairs<Size>.size()>());
+  const V max = y[0];
+  if (!hn::AllFalse(d, hn::Eq(max, minus_inf))) return false;
+  const double a = k == 1 ? 1.0 : 0.5;
+  const V a_vector = hn::Set(d, a);
+  V offset;
+  if (k == 1) {
+    V g = zero, support_sum = zero, size = one;  // entry 0, y = 0, is always in the support
+    for (std::size_t i = 1; i < Size; ++i) {
+      const V yi = hn::Sub(y[i], max), gap = hn::Sub(y[i - 1], y[i]);
+      g = hn::MulAdd(hn::Set(d, static_cast<double>(i)), gap, g);
+      const auto in = hn::Gt(hn::NegMulAdd(a_vector, g, one), zero);
+      support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, hn::Mul(a_vector, yi)));
+      size = hn::Add(size, hn::IfThenElseZero(in, one));
+    }
+    offset = hn::Div(hn::Sub(one, support_sum), size);
+  } else {
+    const V bound = hn::Set(d, 1 / (a * a));
+    V g = zero, f = zero, size = one, last_y = zero, last_g = zero, last_f = zero;
+    for (std::size_t i = 1; i < Size; ++i) {
+      const V yi = hn::Sub(y[i], max), gap = hn::Sub(y[i - 1], y[i]);
+      const V step = hn::Mul(hn::Set(d, static_cast<double>(i)), gap);
+      f = hn::MulAdd(gap, hn::Add(hn::Add(g, g), step), f);
+      g = hn::Add(g, step);
+      const auto in = hn::Lt(f, bound);
+      size = hn::Add(size, hn::IfThenElseZero(in, one));
+      last_y = hn::IfThenElse(in, yi, last_y);
+      last_g = hn::IfThenElse(in, g, last_g);
+      last_f = hn::IfThenElse(in, f, last_f);
+    }
+    const V mean_gap = hn::Div(last_g, size);  // mean_S y - y_K
+    const V spread = hn::Mul(hn::Mul(a_vector, a_vector), hn::NegMulAdd(mean_gap, last_g, last_f));
+    offset = hn::Sub(hn::Sqrt(hn::Div(hn::Max(zero, hn::Sub(one, spread)), size)),
+                     hn::Mul(a_vector, hn::Add(last_y, mean_gap)));
+  }
+  alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
+  hn::Store(max, d, maxima);
+  hn::Store(offset, d, offsets);
+  const hn::ScalableTag<T> dw;
+  const auto a_row = hn::Set(dw, static_cast<T>(a)), zero_row = hn::Zero(dw);
+  for (std::size_t l = 0; l < L; ++l) {
+    const T row_max = static_cast<T>(maxima[l]);  // exact: the maximum of T entries
+    const auto shift = hn::Set(dw, row_max), c = hn::Set(dw, static_cast<T>(offsets[l]));
+    T* out = p + l * n;
+    ForEachVector(dw, x + l * n, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
+      auto u = hn::Max(hn::MulAdd(a_row, hn::Sub(v, shift), c), zero_row);
+      if (k == 2) u = hn::Mul(u, u);
+      StorePartial(dw, u, out + i, lanes);
+    });
+    if (tau) tau[l] = sparcon::detail::entmax_tau(a, row_max, (1 - offsets[l]) / a);
+  }
+  return true;
+}
+
+// Rows [0, rows) of length n <= Size by TinyRowBlock, a block of lanes at a time (the next block
+// transposed before the current one is solved); the rows of a block it leaves and the last rows,
+// fewer than a block, go one by one to row_done(r), which returns false for a row it leaves to
+// the caller too. Returns that row's index, or rows.
+template <std::size_t Size, class T, class RowDone>
+HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
+                                RowDone&& row_done) {
+  const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
+  TinyBlock<Size, T> blocks[2];
+  std::size_t r = 0, next = 0;  // blocks[next & 1] holds the rows from r, transposed
+  if (L <= rows) TransposeTinyBlock(x, n, blocks[0]);
+  while (r + L <= rows) {
+    const std::size_t current = next++;
+    if (r + 2 * L <= rows) TransposeTinyBlock(x + (r + L) * n, n, blocks[next & 1]);
+    if (TinyRowBlock(blocks[current & 1], x + r * n, p + r * n, tau ? tau + r : nullptr, n, k)) {
+      r += L;
+      continue;
+    }
+    for (std::size_t end = r + L; r < end; ++r)  // the block's rows one by one
+      if (!row_done(r)) return r;
+  }
+  for (; r < rows; ++r)
+    if (!row_done(r)) return r;
+  return rows;
+}
+
+// ---- the fused short row ---------------------------------------------------------------------
+
 // Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows):
-// per row the maximum, the collection, the pairwise offset of few candidates or the general
-// solvers' steps (threshold.cc: Michelot's passes for k = 1, Newton with the closed form for
-// k = 2) on a block of them on the stack, and the write, so that a row costs no call,
-// allocation or dispatch.
+// rows of up to kMaxTinyLinearRow / kMaxTinyQuadraticRow entries a vector of rows at a time
+// (TinyRows), longer ones one by one: the maximum, the collection, the pairwise offset of few
+// candidates or the general solvers' steps (threshold.cc: Michelot's passes for k = 1, Newton with
+// the closed form for k = 2) on a block of them on the stack, and the write, so that a row costs
+// no call, allocation or dispatch.
 template <class T>
 std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {
   const double a = k == 1 ? 1.0 : 0.5;
   const T gap = static_cast<T>(1 / a);
   const std::size_t pairwise = k == 1 ? kPairwiseLinear : kPairwiseQuadratic;
   alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
-  for (std::size_t r = 0; r < rows; ++r) {
+  // One row; false leaves it to the caller (a maximum that is not finite, or more candidates).
+  auto row_done = [&](std::size_t r) HWY_ATTR {
     const T* row = x + r * n;
     const T max = Max(row, n);
-    if (!(max > -kInf<T> && max < kInf<T>)) return r;  // NaN, +inf or all -inf: the caller's
+    if (!(max > -kInf<T> && max < kInf<T>)) return false;  // NaN, +inf or all -inf
     const std::size_t count = Collect(row, n, CandidateThreshold(max, gap, -kInf<T>), buffer);
     double offset, lambda;
     if (count <= pairwise) {
@@ -880,7 +1070,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         lambda = t.lambda;
       }
     } else {
-      return r;
+      return false;
     }
     Write(row, p + r * n, n,
           {.kind = k == 1 ? WriteKind::linear : WriteKind::square,
@@ -888,7 +1078,16 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
            .a = static_cast<T>(a),
            .c = static_cast<T>(offset)});
     if (tau) tau[r] = sparcon::detail::entmax_tau(a, max, lambda);
-  }
+    return true;
+  };
+  static_assert(kMaxTinyLinearRow == 16 && kMaxTinyQuadraticRow == 32);
+  if (n <= 2) return TinyRows<2>(x, p, tau, rows, n, k, row_done);
+  if (n <= 4) return TinyRows<4>(x, p, tau, rows, n, k, row_done);
+  if (n <= 8) return TinyRows<8>(x, p, tau, rows, n, k, row_done);
+  if (n <= 16) return TinyRows<16>(x, p, tau, rows, n, k, row_done);
+  if (n <= 32 && k == 2) return TinyRows<32>(x, p, tau, rows, n, k, row_done);
+  for (std::size_t r = 0; r < rows; ++r)
+    if (!row_done(r)) return r;
   return rows;
 }
 

@@ -131,6 +131,12 @@ inline constexpr std::size_t kPairwiseQuadratic = 32;
 /// Michelot passes for k = 1 take the same many).
 inline constexpr std::size_t kMaxFusedCandidates = 256;
 
+/// The longest rows Kernels<T>::short_rows solves a vector of rows at a time, one row per lane,
+/// for k = 1 and k = 2 (beyond, one row at a time measured faster; the sorting network's cost
+/// per row grows as n log^2 n, the other path's as the candidates').
+inline constexpr std::size_t kMaxTinyLinearRow = 16;
+inline constexpr std::size_t kMaxTinyQuadraticRow = 32;
+
 template <class T>
 struct Kernels {
   /// Runs (or resumes) a candidate scan; see CandidateScan.
@@ -147,9 +153,12 @@ struct Kernels {
   /// collected into `buffer`, the threshold on them (pairwise up to kPairwiseLinear /
   /// kPairwiseQuadratic candidates; up to kMaxFusedCandidates the general solvers' steps,
   /// Michelot's passes for k = 1 and Newton with the closed form for k = 2, the same arithmetic
-  /// as the threshold solvers) and the write. tau, if not null, gets each row's threshold a (max + lambda) - 1. Stops at the
-  /// first row it leaves to the caller (a maximum that is not finite, or more candidates) and
-  /// returns its index (rows when every row is done). `buffer` has room for n + kMaxLanes.
+  /// as the threshold solvers) and the write; rows of n <= kMaxTinyLinearRow (k = 1) or
+  /// kMaxTinyQuadraticRow (k = 2) a vector of rows at a time, one row per lane, each sorted by a
+  /// network and its support found in sorted order. tau, if not null, gets each
+  /// row's threshold a (max + lambda) - 1. Stops at the first row it leaves to the caller (a
+  /// maximum that is not finite, or more candidates) and returns its index (rows when every row
+  /// is done). `buffer` has room for n + kMaxLanes.
   static std::size_t short_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 T* buffer);
   /// p[i] = f(x[i]) as described by WriteParams; p may equal x.

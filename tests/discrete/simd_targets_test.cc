@@ -295,6 +295,67 @@ void check_fused_rows_hand_over() {
   }
 }
 
+/// Sparsemax and entmax-1.5 rows of up to simd::kMaxTinyLinearRow / kMaxTinyQuadraticRow
+/// entries go through the fused kernel a vector of rows at a time (one row per lane, sorted by a
+/// network): batches of 45 rows (five blocks of 8 lanes, or 11 of 4, 22 of 2, then a tail) of
+/// every length around the network sizes and the bounds, each row of another kind (N(0,1),
+/// 4 N(0,1), 0.01 N(0,1), a grid with ties, masked -inf entries, one finite entry, a large common
+/// offset, all entries equal), and rows without a distribution (NaN, +inf, all -inf) inside the
+/// first blocks and the tail (the other rows of such a block go one by one, and the blocks resume
+/// after; the blocks of rows 16-39 have none).
+template <class T>
+void check_tiny_rows() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const sparcon::Rows shape{45, 0};
+  const std::vector<std::size_t> bad = {5, 13, 14, 41};  // NaN, +inf, all -inf, NaN
+  for (const MapCase& c : {make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5)}) {
+    for (const std::size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33}) {
+      const sparcon::Rows rows{shape.count, n};
+      std::mt19937_64 rng(7000 + n);
+      std::normal_distribution<double> normal;
+      std::uniform_int_distribution<int> grid(-6, 0);
+      std::vector<double> x(rows.size());
+      for (std::size_t r = 0; r < rows.count; ++r) {
+        double* row = x.data() + r * n;
+        const int kind = static_cast<int>(r % 8);
+        for (std::size_t i = 0; i < n; ++i) {
+          const double v = normal(rng);
+          row[i] = kind == 0 ? v
+                   : kind == 1 ? 4 * v
+                   : kind == 2 ? 0.01 * v
+                   : kind == 3 ? grid(rng) * 0.25
+                   : kind == 4 ? (i % 3 == 1 ? -static_cast<double>(inf) : v)
+                   : kind == 5 ? (i == n / 2 ? v : -static_cast<double>(inf))
+                   : kind == 6 ? (std::is_same_v<T, double> ? 1e6 : 1e3) + v
+                               : 0.5;
+        }
+      }
+      x[5 * n + n / 2] = std::numeric_limits<double>::quiet_NaN();
+      x[13 * n + (n - 1)] = static_cast<double>(inf);
+      for (std::size_t i = 14 * n; i < 15 * n; ++i) x[i] = -static_cast<double>(inf);
+      x[41 * n] = std::numeric_limits<double>::quiet_NaN();
+      const std::vector<T> xt = to_type<T>(x);
+      const Forward<T> got = run_forward(family_of<T>(c), xt, rows);
+      for (std::size_t r = 0; r < rows.count; ++r) {
+        const auto p = row_of(got.p, rows, r);
+        if (r == 14) {
+          for (const T v : p) ASSERT_EQ(v, T(0)) << c.name << ", length " << n << ", all -inf row";
+          EXPECT_EQ(got.tau[r], inf);
+        } else if (std::find(bad.begin(), bad.end(), r) != bad.end()) {
+          for (const T v : p) ASSERT_TRUE(std::isnan(v)) << c.name << ", length " << n << ", row " << r;
+        } else {
+          const ref::Result want =
+              reference_row(c.map, static_cast<LD>(static_cast<T>(c.parameter)), promote(row_of(xt, rows, r)));
+          EXPECT_TRUE(row_matches<T>(p, got.tau[r], want, true)) << c.name << ", length " << n << ", row " << r;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, TinyRowsFloat) { check_tiny_rows<float>(); }
+TEST_P(DiscreteKernels, TinyRowsDouble) { check_tiny_rows<double>(); }
+
 TEST_P(DiscreteKernels, FusedRowsHandOverFloat) { check_fused_rows_hand_over<float>(); }
 TEST_P(DiscreteKernels, FusedRowsHandOverDouble) { check_fused_rows_hand_over<double>(); }
 
