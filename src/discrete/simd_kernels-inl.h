@@ -82,6 +82,36 @@ HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
   }
 }
 
+// ---- blocks of rows, one row per lane ------------------------------------------------------
+
+// Rows of a few entries cost a horizontal reduction per pass; the kernels for them take a block
+// of hn::Lanes(double) rows at once, transposed (column j of the rows in one vector, row l in
+// lane l), so that each reduction becomes lane-wise arithmetic shared by the rows.
+template <std::size_t Size, class T>
+struct TinyBlock {
+  alignas(kMaxBytes) T columns[Size][kMaxBytes / sizeof(double)];  ///< column j, row l in lane l
+};
+
+// Transposes the block of rows of length n <= Size at x by scalar stores; the kernels do it a
+// block ahead of the vector loads that read it: a load that spans several stores waits for them
+// to retire, and a gather per column costs more (both measured).
+template <std::size_t Size, class T>
+HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>& block) {
+  const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t j = 0; j < n; ++j) block.columns[j][l] = x[l * n + j];
+}
+
+// A column of a block (T lanes as many as the doubles') in double.
+template <class D, class V>
+HWY_INLINE hn::Vec<D> ToDouble(D d, V v) {
+  if constexpr (std::is_same_v<hn::TFromV<V>, double>) {
+    return v;
+  } else {
+    return hn::PromoteTo(d, v);
+  }
+}
+
 // ---- compression -----------------------------------------------------------------------------
 
 // For every mask of up to 8 lanes, the lanes it selects in order, one 4-bit lane index per
@@ -891,61 +921,39 @@ HWY_INLINE void SortLanesDescending(D, hn::Vec<D>* v, std::index_sequence<I...>)
   (exchange(pairs[I][0], pairs[I][1]), ...);
 }
 
-// A block of rows for TinyRowBlock.
-template <std::size_t Size, class T>
-struct TinyBlock {
-  alignas(kMaxBytes) T columns[Size][kMaxBytes / sizeof(double)];  ///< column j, row l in lane l
-};
-
-// The transposition of TinyRowBlock by scalar stores, done a block ahead of the vector loads
-// that read it: a load that spans several stores waits for them to retire, and a gather per
-// column costs more (both measured).
-template <std::size_t Size, class T>
-HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>& block) {
-  const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
-  for (std::size_t l = 0; l < L; ++l)
-    for (std::size_t j = 0; j < n; ++j) block.columns[j][l] = x[l * n + j];
-}
-
-// Sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) of hn::Lanes(double) consecutive rows
-// of length n <= Size (a power of two, at most kMaxTinyQuadraticRow) at once, row l in lane l. A
-// row of a few entries is otherwise all fixed cost: a maximum, a collection and a threshold that
-// each end in a horizontal reduction; here the lanes share them. The block comes transposed
-// (column j of the rows in one vector); the columns, in double and padded with -inf to Size, are
-// sorted in each lane by a sorting network, and the support found in sorted order with
-// y = x - max (y_0 = 0 >= y_1 >= ...) from
+// The thresholds of sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) for hn::Lanes(double)
+// rows at once, row l in lane l, from a block whose columns [0, n) hold each row's entries (or
+// its candidates: every entry above max - 1/a, the maximum among them), padded with -inf (the
+// columns [n, Size) are taken as -inf; Size is a power of two). A row of a few entries (or
+// candidates) is otherwise all fixed cost: passes that each end in a horizontal reduction; here
+// the lanes share them. The columns, in double, are sorted in each lane by a sorting network and
+// the support found in sorted order with y = x - max (y_0 = 0 >= y_1 >= ...) from
 //   G_k = sum_(j<k) (y_j - y_k) = G_(k-1) + k d,
 //   F_k = sum_(j<k) (y_j - y_k)^2 = F_(k-1) + d (2 G_(k-1) + k d),   d = y_(k-1) - y_k >= 0,
 // sums of non-negative terms (no cancellation). They are the pairwise criteria of
 // LinearOffsetOfPadded and QuadraticOffsetOfPadded at entry k: k = 1 keeps entry k iff
-// 1 - a G_k > 0, k = 2 iff F_k < 1 / a^2; both criteria are monotone in k, so the support is the
-// first K entries. Then, as there, k = 1: offset = (1 - a sum_S y) / K; k = 2, with the mean and
-// the centred sum of z = a y over S from G_K and F_K (mean_S y = y_K + G_K / K,
-// sum_S (y - mean)^2 = F_K - G_K^2 / K, below 1 / a^2 on the support):
+// 1 - a G_k > 0, k = 2 iff F_k < 1 / a^2 (an entry at or below max - 1/a fails both); both are
+// monotone in k, so the support is the first K entries. Then, as there, k = 1:
+// offset = (1 - a sum_S y) / K; k = 2, with the mean and the centred sum of z = a y over S from
+// G_K and F_K (mean_S y = y_K + G_K / K, sum_S (y - mean)^2 = F_K - G_K^2 / K, below 1 / a^2 on
+// the support):
 //   offset = sqrt((1 - a^2 (F_K - G_K^2 / K)) / K) - a mean_S y.
-// Padding and masked entries (-inf) give d = +inf or NaN, which fails both criteria. Each row's
-// write is Write's arithmetic in T. Returns false, having written nothing, when a row of the
-// block has no finite maximum (a NaN or +inf entry, or every entry -inf).
+// Padding and masked entries (-inf) give d = +inf or NaN, which fails both criteria. Stores each
+// lane's maximum and offset; returns false, having stored nothing, when a lane has no finite
+// maximum (a NaN or +inf entry, or every entry -inf).
 template <std::size_t Size, class T>
-HWY_INLINE bool TinyRowBlock(const TinyBlock<Size, T>& block, const T* x, T* p, T* tau,
-                             std::size_t n, int k) {
+HWY_INLINE bool SolveTinyBlock(const TinyBlock<Size, T>& block, std::size_t n, int k, double* maxima,
+                               double* offsets) {
   const hn::ScalableTag<double> d;
   using V = hn::Vec<decltype(d)>;
   const hn::Rebind<T, decltype(d)> dt;
-  constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
-  const std::size_t L = hn::Lanes(d);
   const V zero = hn::Zero(d), one = hn::Set(d, 1.0);
   const V minus_inf = hn::Set(d, -kInf<double>), infinity = hn::Set(d, kInf<double>);
-  const auto& columns = block.columns;
   V y[Size];
   auto unusable = hn::Lt(zero, zero);  // no lane yet
   for (std::size_t j = 0; j < Size; ++j) {
     if (j < n) {
-      if constexpr (std::is_same_v<T, float>) {
-        y[j] = hn::PromoteTo(d, hn::Load(dt, columns[j]));
-      } else {
-        y[j] = hn::Load(d, columns[j]);
-      }
+      y[j] = ToDouble(d, hn::Load(dt, block.columns[j]));
       unusable = hn::Or(unusable, hn::Not(hn::Lt(y[j], infinity)));  // NaN or +inf
     } else {
       y[j] = minus_inf;
@@ -987,41 +995,56 @@ HWY_INLINE bool TinyRowBlock(const TinyBlock<Size, T>& block, const T* x, T* p, 
     offset = hn::Sub(hn::Sqrt(hn::Div(hn::Max(zero, hn::Sub(one, spread)), size)),
                      hn::Mul(a_vector, hn::Add(last_y, mean_gap)));
   }
-  alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
   hn::Store(max, d, maxima);
   hn::Store(offset, d, offsets);
-  const hn::ScalableTag<T> dw;
-  const auto a_row = hn::Set(dw, static_cast<T>(a)), zero_row = hn::Zero(dw);
-  for (std::size_t l = 0; l < L; ++l) {
-    const T row_max = static_cast<T>(maxima[l]);  // exact: the maximum of T entries
-    const auto shift = hn::Set(dw, row_max), c = hn::Set(dw, static_cast<T>(offsets[l]));
-    T* out = p + l * n;
-    ForEachVector(dw, x + l * n, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
-      auto u = hn::Max(hn::MulAdd(a_row, hn::Sub(v, shift), c), zero_row);
-      if (k == 2) u = hn::Mul(u, u);
-      StorePartial(dw, u, out + i, lanes);
-    });
-    if (tau) tau[l] = sparcon::detail::entmax_tau(a, row_max, (1 - offsets[l]) / a);
-  }
   return true;
 }
 
-// Rows [0, rows) of length n <= Size by TinyRowBlock, a block of lanes at a time (the next block
-// transposed before the current one is solved); the rows of a block it leaves and the last rows,
-// fewer than a block, go one by one to row_done(r), which returns false for a row it leaves to
-// the caller too. Returns that row's index, or rows.
+// One row's threshold for the write: the row's maximum and p = [a (x - max) + offset]_+^k, with
+// lambda = (1 - offset) / a for tau.
+template <class T>
+struct RowThreshold {
+  T max;
+  double offset, lambda;
+};
+
+// p = [a (x - max) + offset]_+^k (k = 1, 2) over a row of length n in T: Write's arithmetic,
+// inlined; tau (if not null) = a (max + lambda) - 1.
+template <class T>
+HWY_INLINE void WriteShortRow(const T* x, T* p, T* tau, std::size_t n, int k, const RowThreshold<T>& t) {
+  const hn::ScalableTag<T> d;
+  const double a = k == 1 ? 1.0 : 0.5;
+  const auto a_vector = hn::Set(d, static_cast<T>(a)), zero = hn::Zero(d);
+  const auto shift = hn::Set(d, t.max), c = hn::Set(d, static_cast<T>(t.offset));
+  ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
+    auto u = hn::Max(hn::MulAdd(a_vector, hn::Sub(v, shift), c), zero);
+    if (k == 2) u = hn::Mul(u, u);
+    StorePartial(d, u, p + i, lanes);
+  });
+  if (tau) *tau = sparcon::detail::entmax_tau(a, t.max, t.lambda);
+}
+
+// Rows [0, rows) of length n <= Size, a block of lanes at a time (the next block transposed
+// before the current one is solved); the rows of a block that SolveTinyBlock leaves and the last
+// rows, fewer than a block, go one by one to row_done(r), which returns false for a row it
+// leaves to the caller. Returns that row's index, or rows.
 template <std::size_t Size, class T, class RowDone>
 HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 RowDone&& row_done) {
   const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
+  const double a = k == 1 ? 1.0 : 0.5;
   TinyBlock<Size, T> blocks[2];
+  alignas(kMaxBytes) double maxima[kMaxBytes / sizeof(double)], offsets[kMaxBytes / sizeof(double)];
   std::size_t r = 0, next = 0;  // blocks[next & 1] holds the rows from r, transposed
   if (L <= rows) TransposeTinyBlock(x, n, blocks[0]);
   while (r + L <= rows) {
     const std::size_t current = next++;
     if (r + 2 * L <= rows) TransposeTinyBlock(x + (r + L) * n, n, blocks[next & 1]);
-    if (TinyRowBlock(blocks[current & 1], x + r * n, p + r * n, tau ? tau + r : nullptr, n, k)) {
-      r += L;
+    if (SolveTinyBlock(blocks[current & 1], n, k, maxima, offsets)) {
+      for (std::size_t l = 0; l < L; ++l, ++r) {
+        WriteShortRow(x + r * n, p + r * n, tau ? tau + r : nullptr, n, k,
+                      {static_cast<T>(maxima[l]), offsets[l], (1 - offsets[l]) / a});
+      }
       continue;
     }
     for (std::size_t end = r + L; r < end; ++r)  // the block's rows one by one
@@ -1034,50 +1057,71 @@ HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std:
 
 // ---- the fused short row ---------------------------------------------------------------------
 
-// Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows):
-// rows of up to kMaxTinyLinearRow / kMaxTinyQuadraticRow entries a vector of rows at a time
-// (TinyRows), longer ones one by one: the maximum, the collection, the pairwise offset of few
-// candidates or the general solvers' steps (threshold.cc: Michelot's passes for k = 1, Newton with
-// the closed form for k = 2) on a block of them on the stack, and the write, so that a row costs
-// no call, allocation or dispatch.
+// The longest rows, and the most bytes of rows, that ShortRows takes in groups of lanes (half
+// of a 32 KiB L1). Measured: rows of 64 and 128 gain on AVX-512 and AVX2; rows of 512 gained for
+// sparsemax and lost up to 10% for entmax-1.5 (AVX2) with their candidates beyond the block; rows
+// of 4096 floats lost, their group of 8 (128 KiB) read again from L2 by the writes.
+constexpr std::size_t kMaxGroupedRow = 256;
+constexpr std::size_t kMaxGroupBytes = 16384;
+
+// Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows), so
+// that a row costs no call, allocation or dispatch. Per row the maximum and the collection of
+// the candidates (the entries above max - 1/a); rows of up to kMaxTinyLinearRow /
+// kMaxTinyQuadraticRow entries skip the collection and go a block of lanes at a time (TinyRows).
+// Longer rows (up to kMaxGroupedRow) go in groups of lanes too, in L1: a group's rows with at
+// most Size candidates (16 for k = 1, 32 for k = 2) have them moved into one block, whose
+// thresholds SolveTinyBlock finds at once; a row with more, or in a longer row, takes the
+// pairwise criterion (up to kPairwiseLinear / kPairwiseQuadratic candidates) or the general
+// solvers' steps on a block of its candidates on the stack (threshold.cc: Michelot's passes for
+// k = 1, Newton with the closed form for k = 2).
 template <class T>
 std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {
   const double a = k == 1 ? 1.0 : 0.5;
   const T gap = static_cast<T>(1 / a);
   const std::size_t pairwise = k == 1 ? kPairwiseLinear : kPairwiseQuadratic;
   alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
-  // One row; false leaves it to the caller (a maximum that is not finite, or more candidates).
-  auto row_done = [&](std::size_t r) HWY_ATTR {
+  // The candidates of row r into buffer, *max its maximum; 0 when the maximum is not finite
+  // (NaN, +inf or all -inf: the caller's row).
+  auto collect = [&](std::size_t r, T* max) HWY_ATTR -> std::size_t {
     const T* row = x + r * n;
-    const T max = Max(row, n);
-    if (!(max > -kInf<T> && max < kInf<T>)) return false;  // NaN, +inf or all -inf
-    const std::size_t count = Collect(row, n, CandidateThreshold(max, gap, -kInf<T>), buffer);
-    double offset, lambda;
+    *max = Max(row, n);
+    if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
+    return Collect(row, n, CandidateThreshold(*max, gap, -kInf<T>), buffer);
+  };
+  // The threshold from the count candidates in buffer; false beyond kMaxFusedCandidates.
+  auto solve = [&](std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {
+    t->max = max;
     if (count <= pairwise) {
       PaddedCandidates c;
       PadShifted(buffer, count, max, c);
-      offset = k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a);
-      lambda = (1 - offset) / a;
+      t->offset = k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a);
+      t->lambda = (1 - t->offset) / a;
     } else if (count <= kMaxFusedCandidates) {
       ShiftedToDouble(buffer, count, max, y);
       if (k == 1) {
-        offset = MichelotOffset(y, count, a);
-        lambda = (1 - offset) / a;
+        t->offset = MichelotOffset(y, count, a);
+        t->lambda = (1 - t->offset) / a;
       } else {
         BlockCandidates candidates{y, count, a};
-        const sparcon::detail::PowerThreshold t = sparcon::detail::quadratic_threshold(candidates, a, n, 0.0);
-        offset = t.offset;
-        lambda = t.lambda;
+        const sparcon::detail::PowerThreshold solved = sparcon::detail::quadratic_threshold(candidates, a, n, 0.0);
+        t->offset = solved.offset;
+        t->lambda = solved.lambda;
       }
     } else {
       return false;
     }
-    Write(row, p + r * n, n,
-          {.kind = k == 1 ? WriteKind::linear : WriteKind::square,
-           .shift = max,
-           .a = static_cast<T>(a),
-           .c = static_cast<T>(offset)});
-    if (tau) tau[r] = sparcon::detail::entmax_tau(a, max, lambda);
+    return true;
+  };
+  auto write = [&](std::size_t r, const RowThreshold<T>& t) HWY_ATTR {
+    WriteShortRow(x + r * n, p + r * n, tau ? tau + r : nullptr, n, k, t);
+  };
+  // One row; false leaves it to the caller (a maximum that is not finite, or more candidates).
+  auto row_done = [&](std::size_t r) HWY_ATTR {
+    T max;
+    RowThreshold<T> t;
+    const std::size_t count = collect(r, &max);
+    if (count == 0 || !solve(count, max, &t)) return false;
+    write(r, t);
     return true;
   };
   static_assert(kMaxTinyLinearRow == 16 && kMaxTinyQuadraticRow == 32);
@@ -1086,9 +1130,55 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   if (n <= 8) return TinyRows<8>(x, p, tau, rows, n, k, row_done);
   if (n <= 16) return TinyRows<16>(x, p, tau, rows, n, k, row_done);
   if (n <= 32 && k == 2) return TinyRows<32>(x, p, tau, rows, n, k, row_done);
-  for (std::size_t r = 0; r < rows; ++r)
-    if (!row_done(r)) return r;
-  return rows;
+  auto grouped = [&](auto size) HWY_ATTR -> std::size_t {
+    constexpr std::size_t Size = decltype(size)::value;
+    constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
+    const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
+    // A lane whose row is solved on its own keeps the candidates of an earlier row (or this
+    // start: the maximum 0 alone): finite values, whose threshold is computed and not used.
+    TinyBlock<Size, T> block;
+    for (std::size_t j = 0; j < Size; ++j)
+      for (std::size_t l = 0; l < kLanes; ++l) block.columns[j][l] = j == 0 ? T(0) : -kInf<T>;
+    RowThreshold<T> thresholds[kLanes];
+    bool in_block[kLanes];
+    alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
+    // Writes the group's rows [r, r + lanes): their thresholds from the block or their own.
+    auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block) HWY_ATTR {
+      if (any_in_block) SolveTinyBlock(block, Size, k, maxima, offsets);  // finite lanes only
+      for (std::size_t l = 0; l < lanes; ++l) {
+        if (in_block[l]) thresholds[l] = {static_cast<T>(maxima[l]), offsets[l], (1 - offsets[l]) / a};
+        write(r + l, thresholds[l]);
+      }
+    };
+    std::size_t r = 0;
+    for (; r + L <= rows; r += L) {
+      bool any_in_block = false;
+      for (std::size_t l = 0; l < L; ++l) {
+        T max;
+        const std::size_t count = collect(r + l, &max);
+        in_block[l] = count != 0 && count <= Size;
+        if (in_block[l]) {
+          for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? buffer[j] : -kInf<T>;
+          any_in_block = true;
+        } else if (count == 0 || !solve(count, max, &thresholds[l])) {
+          write_group(r, l, any_in_block);  // the rows before, then this one is the caller's
+          return r + l;
+        }
+      }
+      write_group(r, L, any_in_block);
+    }
+    for (; r < rows; ++r)
+      if (!row_done(r)) return r;
+    return rows;
+  };
+  // A group's rows are read again by the writes after the last one's collection.
+  if (n > kMaxGroupedRow || n * hn::Lanes(hn::ScalableTag<double>()) * sizeof(T) > kMaxGroupBytes) {
+    for (std::size_t r = 0; r < rows; ++r)
+      if (!row_done(r)) return r;
+    return rows;
+  }
+  return k == 1 ? grouped(std::integral_constant<std::size_t, kMaxTinyLinearRow>())
+                : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>());
 }
 
 }  // namespace

@@ -295,6 +295,27 @@ void check_fused_rows_hand_over() {
   }
 }
 
+/// The forward of a batch with rows the conventions fix: p = 0 and tau = +inf on the all -inf
+/// row, NaN on the rows in `nan_rows`, every other row against the reference.
+template <class T>
+void expect_batch_with_degenerate_rows(const MapCase& c, const std::vector<T>& x, sparcon::Rows rows,
+                                       std::size_t all_minus_inf_row, const std::vector<std::size_t>& nan_rows) {
+  const Forward<T> got = run_forward(family_of<T>(c), x, rows);
+  for (std::size_t r = 0; r < rows.count; ++r) {
+    const auto p = row_of(got.p, rows, r);
+    if (r == all_minus_inf_row) {
+      for (const T v : p) ASSERT_EQ(v, T(0)) << c.name << ", length " << rows.length << ", all -inf row";
+      EXPECT_EQ(got.tau[r], std::numeric_limits<T>::infinity());
+    } else if (std::find(nan_rows.begin(), nan_rows.end(), r) != nan_rows.end()) {
+      for (const T v : p) ASSERT_TRUE(std::isnan(v)) << c.name << ", length " << rows.length << ", row " << r;
+    } else {
+      const ref::Result want =
+          reference_row(c.map, static_cast<LD>(static_cast<T>(c.parameter)), promote(row_of(x, rows, r)));
+      EXPECT_TRUE(row_matches<T>(p, got.tau[r], want, true)) << c.name << ", length " << rows.length << ", row " << r;
+    }
+  }
+}
+
 /// Sparsemax and entmax-1.5 rows of up to simd::kMaxTinyLinearRow / kMaxTinyQuadraticRow
 /// entries go through the fused kernel a vector of rows at a time (one row per lane, sorted by a
 /// network): batches of 45 rows (five blocks of 8 lanes, or 11 of 4, 22 of 2, then a tail) of
@@ -306,8 +327,7 @@ void check_fused_rows_hand_over() {
 template <class T>
 void check_tiny_rows() {
   const T inf = std::numeric_limits<T>::infinity();
-  const sparcon::Rows shape{45, 0};
-  const std::vector<std::size_t> bad = {5, 13, 14, 41};  // NaN, +inf, all -inf, NaN
+  const sparcon::Rows shape{45, 0};  // rows 5 and 41: a NaN, 13: +inf, 14: all -inf
   for (const MapCase& c : {make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5)}) {
     for (const std::size_t n : {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33}) {
       const sparcon::Rows rows{shape.count, n};
@@ -334,24 +354,57 @@ void check_tiny_rows() {
       x[13 * n + (n - 1)] = static_cast<double>(inf);
       for (std::size_t i = 14 * n; i < 15 * n; ++i) x[i] = -static_cast<double>(inf);
       x[41 * n] = std::numeric_limits<double>::quiet_NaN();
-      const std::vector<T> xt = to_type<T>(x);
-      const Forward<T> got = run_forward(family_of<T>(c), xt, rows);
-      for (std::size_t r = 0; r < rows.count; ++r) {
-        const auto p = row_of(got.p, rows, r);
-        if (r == 14) {
-          for (const T v : p) ASSERT_EQ(v, T(0)) << c.name << ", length " << n << ", all -inf row";
-          EXPECT_EQ(got.tau[r], inf);
-        } else if (std::find(bad.begin(), bad.end(), r) != bad.end()) {
-          for (const T v : p) ASSERT_TRUE(std::isnan(v)) << c.name << ", length " << n << ", row " << r;
-        } else {
-          const ref::Result want =
-              reference_row(c.map, static_cast<LD>(static_cast<T>(c.parameter)), promote(row_of(xt, rows, r)));
-          EXPECT_TRUE(row_matches<T>(p, got.tau[r], want, true)) << c.name << ", length " << n << ", row " << r;
-        }
-      }
+      expect_batch_with_degenerate_rows(c, to_type<T>(x), rows, 14, {5, 13, 41});
     }
   }
 }
+
+/// Longer sparsemax and entmax-1.5 rows go through the fused kernel in groups of lanes while a
+/// group stays in L1: rows with few candidates (up to 16 for sparsemax, 32 for entmax-1.5) are
+/// solved together, the others on their own in the same group. Batches of 37 rows of 40 to 256
+/// entries (and 300, one row at a time) whose rows have m candidates (within 0.97 / a of the maximum, continuous or on a grid)
+/// cycling through 1 ... 200 from row to row, and rows the kernel leaves at several lanes of a
+/// group (NaN, all -inf, +inf, more than 256 candidates where the row is long enough).
+template <class T>
+void check_grouped_rows() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::vector<std::size_t> counts = {1, 7, 15, 16, 17, 24, 31, 32, 33, 50, 200};
+  for (const MapCase& c : {make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5)}) {
+    const double gap = c.map == Map::sparsemax ? 1.0 : 2.0;
+    for (const std::size_t n : {40, 64, 100, 256, 300}) {
+      const sparcon::Rows rows{37, n};
+      std::mt19937_64 rng(9000 + n);
+      std::uniform_real_distribution<double> near(-0.97 * gap, 0), far(-3 * gap, -1.03 * gap);
+      std::uniform_int_distribution<int> grid(-8, 0);
+      std::vector<double> x;
+      for (std::size_t r = 0; r < rows.count; ++r) {
+        const std::size_t m = std::min(n, counts[r % counts.size()] + (r == 21 && n >= 300 ? 100 : 0));
+        const bool on_grid = r % 2 == 1;
+        std::vector<double> row(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          const double y = i == 0 ? 0 : i < m ? (on_grid ? grid(rng) * gap / 8 : near(rng)) : far(rng);
+          row[i] = 0.25 + y;
+        }
+        std::shuffle(row.begin(), row.end(), rng);
+        x.insert(x.end(), row.begin(), row.end());
+      }
+      if (n >= 300) {  // row 21: more than 256 candidates
+        for (std::size_t i = 0; i < 280; ++i) x[21 * n + i] = 0.25 - gap * 0.5 * static_cast<double>(i) / 280;
+      } else {
+        x[21 * n + 5] = static_cast<double>(inf);
+      }
+      x[3 * n + 1] = std::numeric_limits<double>::quiet_NaN();
+      for (std::size_t i = 12 * n; i < 13 * n; ++i) x[i] = -static_cast<double>(inf);
+      x[30 * n + n - 1] = static_cast<double>(inf);
+      std::vector<std::size_t> nan_rows = {3, 30};
+      if (n < 300) nan_rows.push_back(21);
+      expect_batch_with_degenerate_rows(c, to_type<T>(x), rows, 12, nan_rows);
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, GroupedRowsFloat) { check_grouped_rows<float>(); }
+TEST_P(DiscreteKernels, GroupedRowsDouble) { check_grouped_rows<double>(); }
 
 TEST_P(DiscreteKernels, TinyRowsFloat) { check_tiny_rows<float>(); }
 TEST_P(DiscreteKernels, TinyRowsDouble) { check_tiny_rows<double>(); }
