@@ -82,36 +82,6 @@ HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
   }
 }
 
-// ---- blocks of rows, one row per lane ------------------------------------------------------
-
-// Rows of a few entries cost a horizontal reduction per pass; the kernels for them take a block
-// of hn::Lanes(double) rows at once, transposed (column j of the rows in one vector, row l in
-// lane l), so that each reduction becomes lane-wise arithmetic shared by the rows.
-template <std::size_t Size, class T>
-struct TinyBlock {
-  alignas(kMaxBytes) T columns[Size][kMaxBytes / sizeof(double)];  ///< column j, row l in lane l
-};
-
-// Transposes the block of rows of length n <= Size at x by scalar stores; the kernels do it a
-// block ahead of the vector loads that read it: a load that spans several stores waits for them
-// to retire, and a gather per column costs more (both measured).
-template <std::size_t Size, class T>
-HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>& block) {
-  const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
-  for (std::size_t l = 0; l < L; ++l)
-    for (std::size_t j = 0; j < n; ++j) block.columns[j][l] = x[l * n + j];
-}
-
-// A column of a block (T lanes as many as the doubles') in double.
-template <class D, class V>
-HWY_INLINE hn::Vec<D> ToDouble(D d, V v) {
-  if constexpr (std::is_same_v<hn::TFromV<V>, double>) {
-    return v;
-  } else {
-    return hn::PromoteTo(d, v);
-  }
-}
-
 // ---- compression -----------------------------------------------------------------------------
 
 // For every mask of up to 8 lanes, the lanes it selects in order, one 4-bit lane index per
@@ -881,6 +851,34 @@ struct BlockCandidates {
 };
 
 // ---- tiny rows, one row per lane ---------------------------------------------------------------
+
+// Rows of a few entries cost a horizontal reduction per pass; the kernels for them take a block
+// of hn::Lanes(double) rows at once, transposed (column j of the rows in one vector, row l in
+// lane l), so that each reduction becomes lane-wise arithmetic shared by the rows.
+template <std::size_t Size, class T>
+struct TinyBlock {
+  alignas(kMaxBytes) T columns[Size][kMaxBytes / sizeof(double)];  ///< column j, row l in lane l
+};
+
+// Transposes the block of rows of length n <= Size at x by scalar stores; the kernels do it a
+// block ahead of the vector loads that read it: a load that spans several stores waits for them
+// to retire, and a gather per column costs more (both measured).
+template <std::size_t Size, class T>
+HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>& block) {
+  const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t j = 0; j < n; ++j) block.columns[j][l] = x[l * n + j];
+}
+
+// A column of a block (T lanes as many as the doubles') in double.
+template <class D, class V>
+HWY_INLINE hn::Vec<D> ToDouble(D d, V v) {
+  if constexpr (std::is_same_v<hn::TFromV<V>, double>) {
+    return v;
+  } else {
+    return hn::PromoteTo(d, v);
+  }
+}
 
 // Batcher's odd-even merge sort of `size` = 2^m entries as its compare-exchanges f(i, j), i < j,
 // in order (Knuth, TAOCP 5.3.4): exchanging so that v[i] >= v[j] at each sorts v decreasingly.
