@@ -153,12 +153,14 @@ struct Kernels {
   /// collected into `buffer`, the threshold on them (pairwise up to kPairwiseLinear /
   /// kPairwiseQuadratic candidates; up to kMaxFusedCandidates the general solvers' steps,
   /// Michelot's passes for k = 1 and Newton with the closed form for k = 2, the same arithmetic
-  /// as the threshold solvers) and the write; rows of n <= kMaxTinyLinearRow (k = 1) or
-  /// kMaxTinyQuadraticRow (k = 2) a vector of rows at a time, one row per lane, each sorted by a
-  /// network and its support found in sorted order. tau, if not null, gets each
-  /// row's threshold a (max + lambda) - 1. Stops at the first row it leaves to the caller (a
-  /// maximum that is not finite, or more candidates) and returns its index (rows when every row
-  /// is done). `buffer` has room for n + kMaxLanes.
+  /// as the threshold solvers) and the write. Rows of n <= kMaxTinyLinearRow (k = 1) or
+  /// kMaxTinyQuadraticRow (k = 2) go a vector of rows at a time, one row per lane, each sorted by
+  /// a network and its support found in sorted order; rows of up to 256 entries go in groups of
+  /// a vector's lanes, whose rows with at most kMaxTinyLinearRow / kMaxTinyQuadraticRow
+  /// candidates are solved together the same way. tau, if not null, gets each row's threshold
+  /// a (max + lambda) - 1. Stops at the first row it leaves to the caller (a maximum that is not
+  /// finite, or more candidates) and returns its index (rows when every row is done); the rows
+  /// before it are done. `buffer` has room for n + kMaxLanes.
   static std::size_t short_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 T* buffer);
   /// p[i] = f(x[i]) as described by WriteParams; p may equal x.
