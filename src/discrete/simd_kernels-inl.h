@@ -250,6 +250,20 @@ void ShiftedToDouble(const T* x, std::size_t n, T shift, double* y) {
 
 // ---- write pass ------------------------------------------------------------------------------
 
+// p = [a (x - shift) + c]_+, or its square: Write's kinds linear and square, inlined into the
+// short-row kernels.
+template <class T>
+HWY_INLINE void WriteOffsetPower(const T* x, T* p, std::size_t n, T shift, T a, T c, bool square) {
+  const hn::ScalableTag<T> d;
+  const auto shift_vector = hn::Set(d, shift), a_vector = hn::Set(d, a), c_vector = hn::Set(d, c);
+  const auto zero = hn::Zero(d);
+  ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
+    auto u = hn::Max(hn::MulAdd(a_vector, hn::Sub(v, shift_vector), c_vector), zero);
+    if (square) u = hn::Mul(u, u);
+    StorePartial(d, u, p + i, lanes);
+  });
+}
+
 template <class T>
 void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
   const hn::ScalableTag<T> d;
@@ -265,14 +279,8 @@ void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
   };
   switch (w.kind) {
     case WriteKind::linear:
-      run([&](auto y) HWY_ATTR { return hn::Max(hn::MulAdd(a, y, c), zero); });
-      break;
     case WriteKind::square:
-      run([&](auto y) HWY_ATTR {
-        const auto u = hn::Max(hn::MulAdd(a, y, c), zero);
-        return hn::Mul(u, u);
-      });
-      break;
+      return WriteOffsetPower(x, p, n, w.shift, w.a, w.c, w.kind == WriteKind::square);
     case WriteKind::power:
       run([&](auto y) HWY_ATTR {
         const auto t = hn::Mul(a, hn::Sub(y, lambda));
@@ -872,13 +880,16 @@ HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>
 
 // A column of a block (T lanes as many as the doubles') in double.
 template <class D, class V>
-HWY_INLINE hn::Vec<D> ToDouble(D d, V v) {
+HWY_INLINE hn::Vec<D> PromoteColumn(D d, V v) {
   if constexpr (std::is_same_v<hn::TFromV<V>, double>) {
     return v;
   } else {
     return hn::PromoteTo(d, v);
   }
 }
+
+// a of the short-row kernels: 1 for sparsemax (k = 1), 1/2 for entmax-1.5 (k = 2).
+constexpr double ShortRowScale(int k) { return k == 1 ? 1.0 : 0.5; }
 
 // Batcher's odd-even merge sort of `size` = 2^m entries as its compare-exchanges f(i, j), i < j,
 // in order (Knuth, TAOCP 5.3.4): exchanging so that v[i] >= v[j] at each sorts v decreasingly.
@@ -954,7 +965,7 @@ HWY_INLINE bool SolveTinyBlock(const TinyBlock<Size, T>& block, std::size_t n, i
   auto unusable = hn::Lt(zero, zero);  // no lane yet
   for (std::size_t j = 0; j < Size; ++j) {
     if (j < n) {
-      y[j] = ToDouble(d, hn::Load(dt, block.columns[j]));
+      y[j] = PromoteColumn(d, hn::Load(dt, block.columns[j]));
       unusable = hn::Or(unusable, hn::Not(hn::Lt(y[j], infinity)));  // NaN or +inf
     } else {
       y[j] = minus_inf;
@@ -964,7 +975,7 @@ HWY_INLINE bool SolveTinyBlock(const TinyBlock<Size, T>& block, std::size_t n, i
   SortLanesDescending<Size>(d, y, std::make_index_sequence<kOddEvenMergePairs<Size>.size()>());
   const V max = y[0];
   if (!hn::AllFalse(d, hn::Eq(max, minus_inf))) return false;
-  const double a = k == 1 ? 1.0 : 0.5;
+  const double a = ShortRowScale(k);
   const V a_vector = hn::Set(d, a);
   V offset;
   if (k == 1) {
@@ -1007,21 +1018,18 @@ template <class T>
 struct RowThreshold {
   T max;
   double offset, lambda;
+  /// From the offset of the closed forms (Newton gives lambda, with its own offset).
+  static RowThreshold FromOffset(T max, double offset, int k) {
+    return {max, offset, (1 - offset) / ShortRowScale(k)};
+  }
 };
 
-// p = [a (x - max) + offset]_+^k (k = 1, 2) over a row of length n in T: Write's arithmetic,
-// inlined; tau (if not null) = a (max + lambda) - 1.
+// p = [a (x - max) + offset]_+^k (k = 1, 2) over a row of length n, as Write does it; tau (if not
+// null) = a (max + lambda) - 1.
 template <class T>
 HWY_INLINE void WriteShortRow(const T* x, T* p, T* tau, std::size_t n, int k, const RowThreshold<T>& t) {
-  const hn::ScalableTag<T> d;
-  const double a = k == 1 ? 1.0 : 0.5;
-  const auto a_vector = hn::Set(d, static_cast<T>(a)), zero = hn::Zero(d);
-  const auto shift = hn::Set(d, t.max), c = hn::Set(d, static_cast<T>(t.offset));
-  ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
-    auto u = hn::Max(hn::MulAdd(a_vector, hn::Sub(v, shift), c), zero);
-    if (k == 2) u = hn::Mul(u, u);
-    StorePartial(d, u, p + i, lanes);
-  });
+  const double a = ShortRowScale(k);
+  WriteOffsetPower(x, p, n, t.max, static_cast<T>(a), static_cast<T>(t.offset), k == 2);
   if (tau) *tau = sparcon::detail::entmax_tau(a, t.max, t.lambda);
 }
 
@@ -1033,18 +1041,16 @@ template <std::size_t Size, class T, class RowDone>
 HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 RowDone&& row_done) {
   const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
-  const double a = k == 1 ? 1.0 : 0.5;
   TinyBlock<Size, T> blocks[2];
   alignas(kMaxBytes) double maxima[kMaxBytes / sizeof(double)], offsets[kMaxBytes / sizeof(double)];
-  std::size_t r = 0, next = 0;  // blocks[next & 1] holds the rows from r, transposed
+  std::size_t r = 0;
   if (L <= rows) TransposeTinyBlock(x, n, blocks[0]);
-  while (r + L <= rows) {
-    const std::size_t current = next++;
-    if (r + 2 * L <= rows) TransposeTinyBlock(x + (r + L) * n, n, blocks[next & 1]);
-    if (SolveTinyBlock(blocks[current & 1], n, k, maxima, offsets)) {
+  for (std::size_t b = 0; r + L <= rows; ++b) {  // blocks[b & 1] holds the rows from r
+    if (r + 2 * L <= rows) TransposeTinyBlock(x + (r + L) * n, n, blocks[(b + 1) & 1]);
+    if (SolveTinyBlock(blocks[b & 1], n, k, maxima, offsets)) {
       for (std::size_t l = 0; l < L; ++l, ++r) {
         WriteShortRow(x + r * n, p + r * n, tau ? tau + r : nullptr, n, k,
-                      {static_cast<T>(maxima[l]), offsets[l], (1 - offsets[l]) / a});
+                      RowThreshold<T>::FromOffset(static_cast<T>(maxima[l]), offsets[l], k));
       }
       continue;
     }
@@ -1077,7 +1083,7 @@ constexpr std::size_t kMaxGroupBytes = 16384;
 // k = 1, Newton with the closed form for k = 2).
 template <class T>
 std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {
-  const double a = k == 1 ? 1.0 : 0.5;
+  const double a = ShortRowScale(k);
   const T gap = static_cast<T>(1 / a);
   const std::size_t pairwise = k == 1 ? kPairwiseLinear : kPairwiseQuadratic;
   alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
@@ -1091,22 +1097,18 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   };
   // The threshold from the count candidates in buffer; false beyond kMaxFusedCandidates.
   auto solve = [&](std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {
-    t->max = max;
     if (count <= pairwise) {
       PaddedCandidates c;
       PadShifted(buffer, count, max, c);
-      t->offset = k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a);
-      t->lambda = (1 - t->offset) / a;
+      *t = RowThreshold<T>::FromOffset(max, k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a), k);
     } else if (count <= kMaxFusedCandidates) {
       ShiftedToDouble(buffer, count, max, y);
       if (k == 1) {
-        t->offset = MichelotOffset(y, count, a);
-        t->lambda = (1 - t->offset) / a;
+        *t = RowThreshold<T>::FromOffset(max, MichelotOffset(y, count, a), k);
       } else {
         BlockCandidates candidates{y, count, a};
         const sparcon::detail::PowerThreshold solved = sparcon::detail::quadratic_threshold(candidates, a, n, 0.0);
-        t->offset = solved.offset;
-        t->lambda = solved.lambda;
+        *t = {max, solved.offset, solved.lambda};
       }
     } else {
       return false;
@@ -1124,6 +1126,12 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     if (count == 0 || !solve(count, max, &t)) return false;
     write(r, t);
     return true;
+  };
+  // Rows [from, rows) one by one; the index of the first one left to the caller, or rows.
+  auto one_by_one = [&](std::size_t from) HWY_ATTR {
+    for (std::size_t r = from; r < rows; ++r)
+      if (!row_done(r)) return r;
+    return rows;
   };
   static_assert(kMaxTinyLinearRow == 16 && kMaxTinyQuadraticRow == 32);
   if (n <= 2) return TinyRows<2>(x, p, tau, rows, n, k, row_done);
@@ -1147,7 +1155,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block) HWY_ATTR {
       if (any_in_block) SolveTinyBlock(block, Size, k, maxima, offsets);  // finite lanes only
       for (std::size_t l = 0; l < lanes; ++l) {
-        if (in_block[l]) thresholds[l] = {static_cast<T>(maxima[l]), offsets[l], (1 - offsets[l]) / a};
+        if (in_block[l]) thresholds[l] = RowThreshold<T>::FromOffset(static_cast<T>(maxima[l]), offsets[l], k);
         write(r + l, thresholds[l]);
       }
     };
@@ -1168,16 +1176,11 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       }
       write_group(r, L, any_in_block);
     }
-    for (; r < rows; ++r)
-      if (!row_done(r)) return r;
-    return rows;
+    return one_by_one(r);
   };
   // A group's rows are read again by the writes after the last one's collection.
-  if (n > kMaxGroupedRow || n * hn::Lanes(hn::ScalableTag<double>()) * sizeof(T) > kMaxGroupBytes) {
-    for (std::size_t r = 0; r < rows; ++r)
-      if (!row_done(r)) return r;
-    return rows;
-  }
+  if (n > kMaxGroupedRow || n * hn::Lanes(hn::ScalableTag<double>()) * sizeof(T) > kMaxGroupBytes)
+    return one_by_one(0);
   return k == 1 ? grouped(std::integral_constant<std::size_t, kMaxTinyLinearRow>())
                 : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>());
 }

@@ -221,6 +221,22 @@ void check_shifted_to_double() {
 TEST_P(DiscreteKernels, ShiftedToDoubleFloat) { check_shifted_to_double<float>(); }
 TEST_P(DiscreteKernels, ShiftedToDoubleDouble) { check_shifted_to_double<double>(); }
 
+/// Appends a row of n entries with m candidates of a map whose candidates lie within `gap` = 1/a
+/// of the maximum: the maximum 0.25, m - 1 entries within 0.97 gap below it (continuous, or on a
+/// grid of gap / 8: ties, also at the support's edge) and the others 1.03-3 gaps below, shuffled.
+inline void append_row_with_candidates(std::vector<double>& x, std::size_t n, std::size_t m, double gap,
+                                       bool on_grid, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> near(-0.97 * gap, 0), far(-3 * gap, -1.03 * gap);
+  std::uniform_int_distribution<int> grid(-8, 0);
+  std::vector<double> row(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double y = i == 0 ? 0 : i < m ? (on_grid ? grid(rng) * gap / 8 : near(rng)) : far(rng);
+    row[i] = 0.25 + y;
+  }
+  std::shuffle(row.begin(), row.end(), rng);
+  x.insert(x.end(), row.begin(), row.end());
+}
+
 /// Rows of 16-4096 entries with exactly m entries within 1/a of the maximum (the candidates of
 /// sparsemax, a = 1, and entmax-1.5, a = 1/2), m around the size classes of the fused short-row
 /// kernel (candidates padded to a multiple of 8) and past its bounds (simd::kPairwiseLinear and
@@ -236,18 +252,8 @@ void check_short_rows_by_candidates() {
         for (int kind = 0; kind < 2; ++kind) {
           const sparcon::Rows rows{4, n};
           std::mt19937_64 rng(1000 * n + 10 * m + kind);
-          std::uniform_real_distribution<double> near(-0.97 * gap, 0), far(-3 * gap, -1.03 * gap);
-          std::uniform_int_distribution<int> grid(-8, 0);
           std::vector<double> x;
-          for (std::size_t r = 0; r < rows.count; ++r) {
-            std::vector<double> row(n);
-            for (std::size_t i = 0; i < n; ++i) {
-              const double y = i == 0 ? 0 : i < m ? (kind == 0 ? near(rng) : grid(rng) * gap / 8) : far(rng);
-              row[i] = 0.25 + y;
-            }
-            std::shuffle(row.begin(), row.end(), rng);
-            x.insert(x.end(), row.begin(), row.end());
-          }
+          for (std::size_t r = 0; r < rows.count; ++r) append_row_with_candidates(x, n, m, gap, kind == 1, rng);
           expect_matches_reference<T>(c, to_type<T>(x), rows,
                                       "by-candidates|" + std::to_string(n) + "|" + std::to_string(m) + "|" +
                                           std::to_string(kind));
@@ -362,7 +368,7 @@ void check_tiny_rows() {
 /// Longer sparsemax and entmax-1.5 rows go through the fused kernel in groups of lanes while a
 /// group stays in L1: rows with few candidates (up to 16 for sparsemax, 32 for entmax-1.5) are
 /// solved together, the others on their own in the same group. Batches of 37 rows of 40 to 256
-/// entries (and 300, one row at a time) whose rows have m candidates (within 0.97 / a of the maximum, continuous or on a grid)
+/// entries (and 300, one row at a time) whose rows have m candidates (append_row_with_candidates)
 /// cycling through 1 ... 200 from row to row, and rows the kernel leaves at several lanes of a
 /// group (NaN, all -inf, +inf, more than 256 candidates where the row is long enough).
 template <class T>
@@ -374,19 +380,10 @@ void check_grouped_rows() {
     for (const std::size_t n : {40, 64, 100, 256, 300}) {
       const sparcon::Rows rows{37, n};
       std::mt19937_64 rng(9000 + n);
-      std::uniform_real_distribution<double> near(-0.97 * gap, 0), far(-3 * gap, -1.03 * gap);
-      std::uniform_int_distribution<int> grid(-8, 0);
       std::vector<double> x;
       for (std::size_t r = 0; r < rows.count; ++r) {
         const std::size_t m = std::min(n, counts[r % counts.size()] + (r == 21 && n >= 300 ? 100 : 0));
-        const bool on_grid = r % 2 == 1;
-        std::vector<double> row(n);
-        for (std::size_t i = 0; i < n; ++i) {
-          const double y = i == 0 ? 0 : i < m ? (on_grid ? grid(rng) * gap / 8 : near(rng)) : far(rng);
-          row[i] = 0.25 + y;
-        }
-        std::shuffle(row.begin(), row.end(), rng);
-        x.insert(x.end(), row.begin(), row.end());
+        append_row_with_candidates(x, n, m, gap, r % 2 == 1, rng);
       }
       if (n >= 300) {  // row 21: more than 256 candidates
         for (std::size_t i = 0; i < 280; ++i) x[21 * n + i] = 0.25 - gap * 0.5 * static_cast<double>(i) / 280;

@@ -74,8 +74,8 @@ TYPED_TEST(ThreadsAndAliasing, ForwardInPlaceEqualsOutOfPlace) {
   }
 }
 
-// dx == g and dx == p, on rows whose backward runs without a branch per vector (100) and on the
-// live vectors of p only (700).
+// dx == g and dx == p, on rows whose backward runs without a branch per vector (100) and on rows
+// whose backward skips the all-zero vectors of p (700).
 TYPED_TEST(ThreadsAndAliasing, BackwardInPlaceEqualsOutOfPlace) {
   using T = TypeParam;
   for (const sparcon::Rows rows : {sparcon::Rows{6, 100}, sparcon::Rows{5, 700}}) {
