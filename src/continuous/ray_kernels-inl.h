@@ -8,13 +8,15 @@
 //           s = a^-1/2, centre = b / a, weight w = scale s exp(-max(0, kappa - b centre) / 2) and
 //           the radial moments P_1..P_3 of profile_moments.h on [0, R].
 //
-// For k = 1 (alpha = 2) and k = 2 (alpha = 1.5) the radial moments are profile_moments.h's
-// closed form (the truncated-Gaussian moments J_m, expanded about the centre), evaluated on
-// whole vectors, wherever profile_moments itself takes it: R >= s, the centre within 8 s
-// (k = 2: 4 s) of [0, R], and for k = 2 R <= 100 s. Every other ray not negligible (and every
-// ray for other k) is handed to profile_moments one lane at a time, so each ray gets the method
-// profile_moments would give it. The lane sums are added up at the end, in a fixed order: the
-// result does not depend on the threads or on the other pairs of a call.
+// For k = 1 (alpha = 2) and k = 2 (alpha = 1.5), where R >= s (and for k = 2 R <= 100 s), the
+// radial moments are evaluated on whole vectors by profile_moments' own two methods: its closed
+// form (the truncated-Gaussian moments J_m, expanded about the centre) for a centre within 4 s
+// of [0, R], and the tail integrals of tail_integrals.h from the nearest end for a centre
+// farther out (those rays are kept aside and taken whole vectors at a time at the end of pass 2).
+// Every other ray not negligible (and every ray for other k) is handed to profile_moments one
+// lane at a time, so each ray gets the method profile_moments would give it. The lane sums are
+// added up at the end, in a fixed order: the result does not depend on the threads or on the
+// other pairs of a call.
 //
 // The closed form needs the normal tail 1 - Phi(|z|) = phi(z) sqrt(pi/2) t G(t), t = 2 / (2 + x),
 // x = |z| / sqrt 2 (so that t G(t) = erfc(x) exp(x^2)), with G the interpolant of degree 24 at
@@ -41,8 +43,10 @@
 #include <limits>
 #include <vector>
 
+#include "compress_lanes-inl.h"
 #include "continuous/profile_moments.h"
 #include "continuous/ray_kernels.h"
+#include "continuous/tail_integrals.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -162,59 +166,175 @@ HWY_INLINE void ClosedMoments(D d, V centre, V s, V inverse_s, double radius, V&
   m3 = out[2];
 }
 
-// int_0^inf profile(u) u^m N(u; centre, s^2) dx for m = 1..3 along u = end + direction x, with
-// the centre at distance delta behind `end` (profile_moments.cc's by_laguerre, lane by lane):
-// N(u) = N(end) exp(-x / l) exp(-x^2 / (2 s^2)) with l = s^2 / delta, so the integral is
-// N(end) l sum_i w_i profile(u_i) u_i^m exp(-(l x_i)^2 / (2 s^2)), u_i = end + direction l x_i.
-// The profile (1 - u^2/R^2)^K is a polynomial, so it may be evaluated past the support.
-// The rule is profile_moments' for the narrowest Gaussian (delta / s) of the lanes `lanes`.
-template <int K>
-HWY_INLINE void AddLaguerre(D d, M lanes, V end, V direction, V delta, V centre, V s, double radius, V sign,
-                            V& m1, V& m2, V& m3) {
-  const V width = hn::IfThenElse(lanes, hn::Div(delta, s), hn::Set(d, std::numeric_limits<double>::infinity()));
-  const sparcon::detail::LaguerreRule rule = sparcon::detail::laguerre_rule(hn::GetLane(hn::MinOfLanes(d, width)));
-  const V one = hn::Set(d, 1.0), minus_half = hn::Set(d, -0.5), inverse_radius = hn::Set(d, 1 / radius);
-  const V decay = hn::Div(hn::Mul(s, s), delta), step = hn::Mul(direction, decay), ratio = hn::Div(decay, s);
-  V a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-  for (int i = 0; i < rule.nodes; ++i) {
-    const V x = hn::Set(d, rule.x[i]);
-    const V u = hn::MulAdd(step, x, end), v = hn::Mul(u, inverse_radius);
-    const V base = hn::NegMulAdd(v, v, one), profile = K == 1 ? base : hn::Mul(base, base);
-    const V rx = hn::Mul(ratio, x);
-    const V g = hn::Mul(hn::Mul(hn::Set(d, rule.w[i]), profile), hn::Exp(d, hn::Mul(minus_half, hn::Mul(rx, rx))));
-    const V gu = hn::Mul(g, u), guu = hn::Mul(gu, u);
-    a1 = hn::Add(a1, gu);
-    a2 = hn::Add(a2, guu);
-    a3 = hn::MulAdd(guu, u, a3);
+// K_0..K_J(w) lane by lane: tail_integrals.h's tail_integrals<J>(w, depth), the same steps.
+template <int J>
+HWY_INLINE std::array<V, J + 1> TailIntegrals(D d, V w, int depth) {
+  const V one = hn::Set(d, 1.0), inverse_w2 = hn::Div(one, hn::Mul(w, w));
+  V a_before = hn::Zero(d), a = one, b_before = one, b = one;
+  for (int n = 2; n <= depth; ++n) {
+    const V c = hn::Mul(hn::Set(d, J + n), inverse_w2);
+    const V a_next = hn::MulAdd(c, a_before, a), b_next = hn::MulAdd(c, b_before, b);
+    a_before = a;
+    a = a_next;
+    b_before = b;
+    b = b_next;
   }
-  const V factor = hn::Mul(sign, hn::Mul(hn::Div(NormalPdf(d, hn::Div(hn::Sub(end, centre), s)), s), decay));
-  m1 = hn::MulAdd(a1, factor, m1);
-  m2 = hn::MulAdd(a2, factor, m2);
-  m3 = hn::MulAdd(a3, factor, m3);
+  const V c = hn::Mul(hn::Set(d, J + depth + 1), inverse_w2), four_c = hn::Mul(hn::Set(d, 4.0), c);
+  const V linear = hn::Add(one, hn::Div(inverse_w2, hn::Sqrt(hn::Add(one, four_c))));
+  const V tail = hn::Div(hn::Add(c, c), hn::Add(linear, hn::Sqrt(hn::MulAdd(linear, linear, four_c))));
+  const V fraction = hn::Div(hn::MulAdd(tail, a_before, a), hn::MulAdd(tail, b_before, b));
+  const V ratio = hn::Mul(hn::Div(hn::Set(d, J + 1), w), fraction);  // r_J
+  std::array<V, J + 1> k;
+  V above = ratio;
+  k[J] = one;
+  for (int j = J; j >= 1; --j) {
+    k[j - 1] = hn::Mul(hn::MulAdd(w, k[j], above), hn::Set(d, 1.0 / j));
+    above = k[j];
+  }
+  const V scale = hn::Div(one, hn::MulAdd(w, k[0], k[1]));
+  for (V& value : k) value = hn::Mul(value, scale);
+  return k;
 }
 
-// P_1..P_3 for a centre more than 4 s beyond the end of [0, R] nearest to it (`above`: beyond R),
-// at distance delta from it: the Gauss-Laguerre rule from that end, as profile_moments takes it
-// when R delta >= 40 s^2 (the rest of the half-line is then below e^-40 of the integral); on the
-// lanes `short_lanes`, where R delta < 40 s^2 (profile_moments' composite rule), the part beyond
-// the far end is subtracted, by the same rule from there (the centre is then R + delta behind it,
-// and that part is at most exp(-(2 R delta + R^2) / (2 s^2)) ~ e^-4.5 of the whole).
+// int_0^inf profile(u) u^m N(u; centre, s^2) dx for m = 1..3 along u = end + h v, v >= 0, with
+// the centre w s behind `end` (h = +-s, pointing away from it): N(u) = phi(w) / s exp(-w v - v^2/2),
+// so the integral is phi(w) sum_j g_j K_j(w), with K_j the tail integrals of tail_integrals.h and
+// g_j the coefficients in v of profile(u) u^m. The profile (1 - u^2/R^2)^K is a polynomial, so it
+// may be taken past the support. With q = 1 - u^2/R^2 = q0 + q1 v + q2 v^2 and P_i the
+// coefficients of q^K, T_j = sum_i P_i K_(i+j) is the integral of q^K v^j, and u^m = (end + h v)^m
+// combines T_0..T_m. Added, times `sign`, to m1..m3; the fraction's depth is the one of the
+// smallest w of the lanes `lanes`.
 template <int K>
-HWY_INLINE void BeyondMoments(D d, M lanes, M above, M short_lanes, V centre, V delta, V s, double radius,
+HWY_INLINE void AddEndMoments(D d, M lanes, V end, V h, V w, double radius, V sign, V& m1, V& m2, V& m3) {
+  constexpr int J = 2 * K + 3;
+  const V clamped = hn::Min(w, hn::Set(d, 40.0));  // beyond, phi(w) is 0 (tail_integrals.h)
+  const V smallest = hn::MinOfLanes(d, hn::IfThenElse(lanes, clamped, hn::Set(d, 40.0)));
+  const int depth = sparcon::detail::tail_fraction_depth(hn::GetLane(smallest));
+  const std::array<V, J + 1> k = TailIntegrals<J>(d, clamped, depth);
+  const V inverse_r2 = hn::Set(d, 1 / (radius * radius)), vradius = hn::Set(d, radius);
+  const V q0 = hn::Mul(hn::Mul(hn::Sub(vradius, end), hn::Add(vradius, end)), inverse_r2);  // 0 or 1 exactly
+  const V q1 = hn::Mul(hn::Set(d, -2.0), hn::Mul(hn::Mul(end, h), inverse_r2));
+  const V q2 = hn::Neg(hn::Mul(hn::Mul(h, h), inverse_r2));
+  std::array<V, 2 * K + 1> p;
+  if constexpr (K == 1) {
+    p = {q0, q1, q2};
+  } else {
+    p = {hn::Mul(q0, q0), hn::Mul(hn::Add(q0, q0), q1), hn::MulAdd(q1, q1, hn::Mul(hn::Add(q0, q0), q2)),
+         hn::Mul(hn::Add(q1, q1), q2), hn::Mul(q2, q2)};
+  }
+  V t[4];
+  for (int j = 0; j < 4; ++j) {
+    t[j] = hn::Mul(p[0], k[j]);
+    for (int i = 1; i <= 2 * K; ++i) t[j] = hn::MulAdd(p[i], k[i + j], t[j]);
+  }
+  const V factor = hn::Mul(sign, NormalPdf(d, clamped));
+  const V ht1 = hn::Mul(h, t[1]), hh = hn::Mul(h, h);
+  const V s1 = hn::MulAdd(end, t[0], ht1);                                          // (e + h v)
+  const V s2 = hn::MulAdd(end, hn::MulAdd(end, t[0], hn::Add(ht1, ht1)), hn::Mul(hh, t[2]));  // ^2
+  const V s3 = hn::MulAdd(hn::Mul(end, end), hn::MulAdd(end, t[0], hn::Mul(hn::Set(d, 3.0), ht1)),
+                          hn::Mul(hh, hn::MulAdd(hn::Set(d, 3.0), hn::Mul(end, t[2]), hn::Mul(h, t[3]))));  // ^3
+  m1 = hn::MulAdd(s1, factor, m1);
+  m2 = hn::MulAdd(s2, factor, m2);
+  m3 = hn::MulAdd(s3, factor, m3);
+}
+
+// P_1..P_3 for a centre more than kEndMomentsFrom s beyond the end of [0, R] nearest to
+// it (`above`: beyond R), at distance delta from it: the half-line from that end (AddEndMoments);
+// on the lanes `short_lanes`, where R delta < 40 s^2, less the half-line beyond the far end (the
+// centre is then R + delta behind it, and that part is at most exp(-(2 R delta + R^2) / (2 s^2))
+// ~ e^-4.5 of the whole; elsewhere it is below e^-40 and left out).
+template <int K>
+HWY_INLINE void BeyondMoments(D d, M lanes, M above, M short_lanes, V delta, V s, double radius,
                               V& m1, V& m2, V& m3) {
   const V vradius = hn::Set(d, radius), zero = hn::Zero(d), one = hn::Set(d, 1.0);
-  const V direction = hn::IfThenElse(above, hn::Neg(one), one);  // away from the centre
+  const V h = hn::IfThenElse(above, hn::Neg(s), s);  // away from the centre
+  const V inverse_s = hn::Div(one, s);
   m1 = m2 = m3 = zero;
-  AddLaguerre<K>(d, lanes, hn::IfThenElseZero(above, vradius), direction, delta, centre, s, radius, one, m1, m2, m3);
+  AddEndMoments<K>(d, lanes, hn::IfThenElseZero(above, vradius), h, hn::Mul(delta, inverse_s), radius, one, m1, m2,
+                   m3);
   if (hn::AllFalse(d, short_lanes)) return;
   const V far_end = hn::IfThenElseZero(hn::Not(above), vradius);
-  AddLaguerre<K>(d, short_lanes, far_end, direction, hn::Add(delta, vradius), centre, s, radius,
-                 hn::IfThenElseZero(short_lanes, hn::Set(d, -1.0)), m1, m2, m3);
+  AddEndMoments<K>(d, short_lanes, far_end, h, hn::Mul(hn::Add(delta, vradius), inverse_s), radius,
+                   hn::IfThenElseZero(short_lanes, hn::Set(d, -1.0)), m1, m2, m3);
 }
 
-// Scratch of one thread: a, b and log max of every ray.
+// The six sums of the rule on vectors (lane by lane): w P_1, w P_2 u and w P_3 u u^T.
+struct VectorSums {
+  V e0, e1c, e1s, e2cc, e2cs, e2ss;
+
+  explicit VectorSums(D d)
+      : e0(hn::Zero(d)), e1c(e0), e1s(e0), e2cc(e0), e2cs(e0), e2ss(e0) {}
+
+  // Adds the lanes `which` of a vector of rays (weight w, direction (c, sn), moments m1..m3).
+  HWY_INLINE void Add(M which, V w, V c, V sn, V m1, V m2, V m3) {
+    const V w1 = hn::IfThenElseZero(which, hn::Mul(w, m1));
+    const V w2 = hn::IfThenElseZero(which, hn::Mul(w, m2));
+    const V w3 = hn::IfThenElseZero(which, hn::Mul(w, m3));
+    e0 = hn::Add(e0, w1);
+    e1c = hn::MulAdd(w2, c, e1c);
+    e1s = hn::MulAdd(w2, sn, e1s);
+    const V w3c = hn::Mul(w3, c);
+    e2cc = hn::MulAdd(w3c, c, e2cc);
+    e2cs = hn::MulAdd(w3c, sn, e2cs);
+    e2ss = hn::MulAdd(hn::Mul(w3, sn), sn, e2ss);
+  }
+};
+
+// The rays whose centre lies beyond [0, R] (BeyondMoments), kept aside during pass 2 and then
+// integrated whole vectors at a time: they are a few scattered lanes of the vectors they come
+// from, and the continued fraction of their tail integrals costs the same for one lane as for
+// all of them.
+class FarRays {
+ public:
+  // Makes room for `capacity` rays (and a whole compressed vector beyond).
+  void Reset(D d, std::size_t capacity) {
+    count_ = 0;
+    const std::size_t size = capacity + hn::Lanes(d);
+    for (std::vector<double>* v : {&centre_, &s_, &w_, &cos_, &sin_})
+      if (v->size() < size) v->resize(size);
+  }
+
+  HWY_INLINE void Keep(D d, M which, V centre, V s, V w, V c, V sn) {
+    hn::StoreU(CompressLanes(d, centre, which), d, centre_.data() + count_);
+    hn::StoreU(CompressLanes(d, s, which), d, s_.data() + count_);
+    hn::StoreU(CompressLanes(d, w, which), d, w_.data() + count_);
+    hn::StoreU(CompressLanes(d, c, which), d, cos_.data() + count_);
+    hn::StoreU(CompressLanes(d, sn, which), d, sin_.data() + count_);
+    count_ += hn::CountTrue(d, which);
+  }
+
+  // Integrates the kept rays into sums.
+  template <int K>
+  void AddTo(D d, double radius, VectorSums& sums) const {
+    const V vradius = hn::Set(d, radius), margin_in_s = hn::Set(d, sparcon::detail::kEndMomentsFrom);
+    const V forty = hn::Set(d, 40.0);
+    for (std::size_t i = 0; i < count_; i += hn::Lanes(d)) {
+      const M lanes = hn::FirstN(d, count_ - i);
+      // The lanes past count_ hold whatever an earlier pair left: made harmless (a ray of
+      // centre R + 1000 and width 1, weight 0) before anything is computed from them.
+      const V centre = hn::IfThenElse(lanes, hn::LoadU(d, centre_.data() + i), hn::Set(d, radius + 1000));
+      const V s = hn::IfThenElse(lanes, hn::LoadU(d, s_.data() + i), hn::Set(d, 1.0));
+      const V w = hn::IfThenElseZero(lanes, hn::LoadU(d, w_.data() + i));
+      const V c = hn::IfThenElseZero(lanes, hn::LoadU(d, cos_.data() + i));
+      const V sn = hn::IfThenElseZero(lanes, hn::LoadU(d, sin_.data() + i));
+      const M above = hn::Gt(centre, hn::MulAdd(margin_in_s, s, vradius));
+      const V delta = hn::IfThenElse(above, hn::Sub(centre, vradius), hn::Neg(centre));
+      const M short_lanes = hn::And(lanes, hn::Lt(hn::Mul(vradius, delta), hn::Mul(forty, hn::Mul(s, s))));
+      V m1, m2, m3;
+      BeyondMoments<K>(d, lanes, above, short_lanes, delta, s, radius, m1, m2, m3);
+      sums.Add(lanes, w, c, sn, m1, m2, m3);
+    }
+  }
+
+ private:
+  std::vector<double> centre_, s_, w_, cos_, sin_;
+  std::size_t count_ = 0;
+};
+
+// Scratch of one thread: a, b and log max of every ray, and the rays beyond [0, R].
 struct Scratch {
   std::vector<double> a, b, log_max;
+  FarRays far;
 };
 
 // The lanes of a vector handed to profile_moments one at a time (rays whose radial integral
@@ -277,10 +397,11 @@ RaySums RaySumsImpl(const RayPair& pair) {
     best = hn::Max(best, log_max);
   }
   const V cutoff = hn::Sub(hn::MaxOfLanes(d, best), hn::Set(d, kNegligible));
-  // Pass 2: the rays that are not negligible.
+  // Pass 2: the rays that are not negligible; those beyond [0, R] are kept for the end.
   const V scale = hn::Set(d, pair.scale), one = hn::Set(d, 1.0);
-  [[maybe_unused]] const V outside = hn::Set(d, K == 1 ? 8.0 : 4.0), hundred = hn::Set(d, 100.0);
-  V e0 = zero, e1c = zero, e1s = zero, e2cc = zero, e2cs = zero, e2ss = zero;
+  [[maybe_unused]] const V outside = hn::Set(d, sparcon::detail::kEndMomentsFrom), hundred = hn::Set(d, 100.0);
+  VectorSums sums(d);
+  if constexpr (K > 0) scratch.far.Reset(d, padded);
   RaySums scalar;
   for (std::size_t i = 0; i < padded; i += lanes) {
     const M used = hn::Ge(hn::LoadU(d, log_max_of + i), cutoff);
@@ -290,59 +411,35 @@ RaySums RaySumsImpl(const RayPair& pair) {
     const V root_a = hn::Sqrt(a), s = hn::Div(one, root_a), centre = hn::Div(b, a);
     const V log_f = hn::Mul(minus_half, hn::Max(zero, hn::NegMulAdd(b, centre, kappa)));
     const V w = hn::Mul(hn::Mul(scale, s), hn::Exp(d, log_f));
-    // Adds w P_1, w P_2 u and w P_3 u u^T of the lanes `which` to the sums.
-    auto add = [&](M which, V m1, V m2, V m3) {
-      const V w1 = hn::IfThenElseZero(which, hn::Mul(w, m1));
-      const V w2 = hn::IfThenElseZero(which, hn::Mul(w, m2));
-      const V w3 = hn::IfThenElseZero(which, hn::Mul(w, m3));
-      e0 = hn::Add(e0, w1);
-      e1c = hn::MulAdd(w2, c, e1c);
-      e1s = hn::MulAdd(w2, sn, e1s);
-      const V w3c = hn::Mul(w3, c);
-      e2cc = hn::MulAdd(w3c, c, e2cc);
-      e2cs = hn::MulAdd(w3c, sn, e2cs);
-      e2ss = hn::MulAdd(hn::Mul(w3, sn), sn, e2ss);
-    };
-    M closed = hn::FirstN(d, 0);
+    M rest = used;
     if constexpr (K > 0) {
-      // profile_moments' own choice: R >= s, the centre within `outside` s of [0, R], and for
-      // K = 2 R <= 100 s.
+      // profile_moments' own choice: R >= s, the centre within `outside` s of [0, R] (closed
+      // form), or beyond that (the tail integrals, at the end), and for K = 2 R <= 100 s.
       const V margin = hn::Mul(outside, s);
-      closed = hn::And(used, hn::And(hn::Ge(vradius, s), hn::And(hn::Ge(centre, hn::Neg(margin)),
-                                                                  hn::Le(centre, hn::Add(vradius, margin)))));
+      const M wide = hn::And(used, hn::Ge(vradius, s));
+      const M below = hn::Lt(centre, hn::Neg(margin)), above = hn::Gt(centre, hn::Add(vradius, margin));
+      M closed = hn::AndNot(hn::Or(below, above), wide);
       if constexpr (K == 2) closed = hn::And(closed, hn::Le(vradius, hn::Mul(hundred, s)));
       if (!hn::AllFalse(d, closed)) {
         V m1, m2, m3;
         ClosedMoments<K>(d, centre, s, root_a, radius, m1, m2, m3);
-        add(closed, m1, m2, m3);
+        sums.Add(closed, w, c, sn, m1, m2, m3);
       }
-    }
-    M rest = hn::AndNot(closed, used);
-    if constexpr (K > 0) {
-      // Beyond: R >= s and the centre more than `outside` s (at least 4 s) beyond the nearest end.
-      const V margin = hn::Mul(outside, s);
-      const M above = hn::Gt(centre, hn::Add(vradius, margin));
-      const M beyond = hn::And(rest, hn::And(hn::Ge(vradius, s), hn::Or(above, hn::Lt(centre, hn::Neg(margin)))));
-      if (!hn::AllFalse(d, beyond)) {
-        const V delta = hn::IfThenElse(above, hn::Sub(centre, vradius), hn::Neg(centre));
-        const M short_lanes =
-            hn::And(beyond, hn::Lt(hn::Mul(vradius, delta), hn::Mul(hn::Set(d, 40.0), hn::Mul(s, s))));
-        V m1, m2, m3;
-        BeyondMoments<K>(d, beyond, above, short_lanes, centre, delta, s, radius, m1, m2, m3);
-        add(beyond, m1, m2, m3);
-        rest = hn::AndNot(beyond, rest);
-      }
+      const M beyond = hn::And(wide, hn::Or(below, above));
+      if (!hn::AllFalse(d, beyond)) scratch.far.Keep(d, beyond, centre, s, w, c, sn);
+      rest = hn::AndNot(hn::Or(closed, beyond), used);
     }
     if (!hn::AllFalse(d, rest)) ScalarLanes(d, rest, centre, s, w, c, sn, pair, scalar);
   }
+  if constexpr (K > 0) scratch.far.AddTo<K>(d, radius, sums);
   RaySums out;
   auto total = [&](V v) { return hn::GetLane(hn::SumOfLanes(d, v)); };
-  out.e0 = total(e0) + scalar.e0;
-  out.e1[0] = total(e1c) + scalar.e1[0];
-  out.e1[1] = total(e1s) + scalar.e1[1];
-  out.e2[0] = total(e2cc) + scalar.e2[0];
-  out.e2[1] = total(e2cs) + scalar.e2[1];
-  out.e2[2] = total(e2ss) + scalar.e2[2];
+  out.e0 = total(sums.e0) + scalar.e0;
+  out.e1[0] = total(sums.e1c) + scalar.e1[0];
+  out.e1[1] = total(sums.e1s) + scalar.e1[1];
+  out.e2[0] = total(sums.e2cc) + scalar.e2[0];
+  out.e2[1] = total(sums.e2cs) + scalar.e2[1];
+  out.e2[2] = total(sums.e2ss) + scalar.e2[2];
   return out;
 }
 

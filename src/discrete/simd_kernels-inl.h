@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "compress_lanes-inl.h"
 #include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -80,46 +81,6 @@ HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
     std::memcpy(out, block, lanes * sizeof(T));
 #endif
   }
-}
-
-// ---- compression -----------------------------------------------------------------------------
-
-// For every mask of up to 8 lanes, the lanes it selects in order, one 4-bit lane index per
-// nibble (lane j of the result takes the lane in nibble j; unused nibbles are 0).
-constexpr std::array<std::uint32_t, 256> MakeCompressIndices() {
-  std::array<std::uint32_t, 256> table{};
-  for (unsigned mask = 0; mask < 256; ++mask) {
-    unsigned out = 0;
-    for (unsigned lane = 0; lane < 8; ++lane)
-      if (mask >> lane & 1) table[mask] |= lane << (4 * out++);
-  }
-  return table;
-}
-// At namespace scope, so that it lives in read-only data: Highway's own Compress keeps such
-// tables as local constexpr arrays, which GCC 12 copies onto the stack at every call (1-2 KiB,
-// about as long as a whole short row's work), where the CPU has no compress instruction for
-// the lane type (AVX2 and SSE4, and 64-bit lanes on AVX-512).
-constexpr std::array<std::uint32_t, 256> kCompressIndices = MakeCompressIndices();
-
-// hn::Compress(v, keep): the lanes of v where keep is true, first; the other lanes undefined.
-template <class D, class M>
-HWY_INLINE hn::Vec<D> CompressLanes(D d, hn::Vec<D> v, M keep) {
-#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
-  using T = hn::TFromD<D>;
-  constexpr std::size_t kLanes = hn::MaxLanes(D());
-  constexpr bool kNative = HWY_TARGET <= HWY_AVX3 && sizeof(T) == 4;  // vcompressps
-  if constexpr (!kNative && kLanes >= 2 && kLanes <= 8 && sizeof(T) >= 4) {
-    const hn::RebindToUnsigned<D> du;
-    std::uint8_t bits[8] = {};
-    hn::StoreMaskBits(d, keep, bits);
-    const auto packed = hn::Set(du, static_cast<hn::TFromD<decltype(du)>>(kCompressIndices[bits[0]]));
-    const auto shifts = hn::ShiftLeft<2>(hn::Iota(du, 0));
-    const auto lanes = hn::And(hn::Shr(packed, shifts), hn::Set(du, 7));
-    return hn::TableLookupLanes(v, hn::IndicesFromVec(d, lanes));
-  }
-#endif
-  (void)d;
-  return hn::Compress(v, keep);
 }
 
 // ---- candidate scan --------------------------------------------------------------------------
