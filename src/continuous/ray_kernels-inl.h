@@ -196,7 +196,7 @@ HWY_INLINE std::array<V, J + 1> TailIntegrals(D d, V w, int depth) {
   return k;
 }
 
-// int_0^inf profile(u) u^m N(u; centre, s^2) dx for m = 1..3 along u = end + h v, v >= 0, with
+// The integral of profile(u) u^m N(u; centre, s^2) du for m = 1..3 over u = end + h v, v >= 0, with
 // the centre w s behind `end` (h = +-s, pointing away from it): N(u) = phi(w) / s exp(-w v - v^2/2),
 // so the integral is phi(w) sum_j g_j K_j(w), with K_j the tail integrals of tail_integrals.h and
 // g_j the coefficients in v of profile(u) u^m. The profile (1 - u^2/R^2)^K is a polynomial, so it
@@ -229,10 +229,11 @@ HWY_INLINE void AddEndMoments(D d, M lanes, V end, V h, V w, double radius, V si
   }
   const V factor = hn::Mul(sign, NormalPdf(d, clamped));
   const V ht1 = hn::Mul(h, t[1]), hh = hn::Mul(h, h);
-  const V s1 = hn::MulAdd(end, t[0], ht1);                                          // (e + h v)
-  const V s2 = hn::MulAdd(end, hn::MulAdd(end, t[0], hn::Add(ht1, ht1)), hn::Mul(hh, t[2]));  // ^2
+  // The integrals of q^K u, q^K u^2 and q^K u^3, u = end + h v.
+  const V s1 = hn::MulAdd(end, t[0], ht1);
+  const V s2 = hn::MulAdd(end, hn::MulAdd(end, t[0], hn::Add(ht1, ht1)), hn::Mul(hh, t[2]));
   const V s3 = hn::MulAdd(hn::Mul(end, end), hn::MulAdd(end, t[0], hn::Mul(hn::Set(d, 3.0), ht1)),
-                          hn::Mul(hh, hn::MulAdd(hn::Set(d, 3.0), hn::Mul(end, t[2]), hn::Mul(h, t[3]))));  // ^3
+                          hn::Mul(hh, hn::MulAdd(hn::Set(d, 3.0), hn::Mul(end, t[2]), hn::Mul(h, t[3]))));
   m1 = hn::MulAdd(s1, factor, m1);
   m2 = hn::MulAdd(s2, factor, m2);
   m3 = hn::MulAdd(s3, factor, m3);
