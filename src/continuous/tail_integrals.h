@@ -15,14 +15,14 @@
 // c_n = (J+n) / w^2, evaluated forwards (its convergents' numerators and denominators by
 // A_n = A_(n-1) + c_n A_(n-2), no division; they stay below 2.3^n) to `depth` terms, the rest
 // of the fraction t = c / (1 + t') (c its next term) taken from the fixed point of t = c / (1 + t)
-// and that fixed point's slope in c (which halves the error of the fixed point alone). The values
+// and that fixed point's slope in c (which saves about a third of the terms). The values
 // of the downward recurrence are then scaled so that K_1 = 1 - w K_0 holds: K_0 = 1 / (w + r_0).
 //
 // tail_fraction_depth(w) is the depth that keeps every K_j, j <= 5 and j <= 7, within 6e-16 of
 // its value in 30-digit arithmetic (mpmath quadrature, at 7 points of each band of w): 28 terms
 // from w = 4, 6 from 20. (Upwards from an exact K_0 the recurrence would be 1e-11 off at w = 4;
-// at w = 2 the fraction would need 60 terms.) Where phi(w) underflows (w > 38.6) the K_j do not matter: callers
-// take them at min(w, 40).
+// at w = 2 the fraction would need 60 terms.) Where phi(w) underflows (w > 38.6) the K_j do not
+// matter: callers take them at min(w, 40).
 #pragma once
 
 #include <array>
