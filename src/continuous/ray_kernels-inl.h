@@ -307,8 +307,7 @@ class FarRays {
   // Integrates the kept rays into sums.
   template <int K>
   void AddTo(D d, double radius, VectorSums& sums) const {
-    const V vradius = hn::Set(d, radius), margin_in_s = hn::Set(d, sparcon::detail::kEndMomentsFrom);
-    const V forty = hn::Set(d, 40.0);
+    const V vradius = hn::Set(d, radius), forty = hn::Set(d, 40.0);
     for (std::size_t i = 0; i < count_; i += hn::Lanes(d)) {
       const M lanes = hn::FirstN(d, count_ - i);
       // The lanes past count_ hold whatever an earlier pair left: made harmless (a ray of
@@ -318,7 +317,7 @@ class FarRays {
       const V w = hn::IfThenElseZero(lanes, hn::LoadU(d, w_.data() + i));
       const V c = hn::IfThenElseZero(lanes, hn::LoadU(d, cos_.data() + i));
       const V sn = hn::IfThenElseZero(lanes, hn::LoadU(d, sin_.data() + i));
-      const M above = hn::Gt(centre, hn::MulAdd(margin_in_s, s, vradius));
+      const M above = hn::Gt(centre, vradius);  // every kept centre lies beyond one end
       const V delta = hn::IfThenElse(above, hn::Sub(centre, vradius), hn::Neg(centre));
       const M short_lanes = hn::And(lanes, hn::Lt(hn::Mul(vradius, delta), hn::Mul(forty, hn::Mul(s, s))));
       V m1, m2, m3;
