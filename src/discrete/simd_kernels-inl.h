@@ -440,8 +440,9 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
 }
 
 // dx = s (g - q) for one row, s = s(p) of kind K (0, without reading g, where p is all 0).
+// Returns the number of whole vectors of p that are all 0.
 template <WeightKind K, bool Skip = kZeroAtZero<K>, class D, class T = hn::TFromD<D>>
-HWY_INLINE void CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e, T q) {
+HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e, T q) {
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
   const V qv = hn::Set(d, q);
@@ -449,18 +450,24 @@ HWY_INLINE void CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn:
     const auto sv = Weight<K>(d, pv, e);
     StorePartial(d, MaskedGradient<K>(d, sv, hn::Mul(sv, hn::Sub(gv, qv))), dx + i, lanes);
   };
-  std::size_t i = 0;
+  std::size_t i = 0, zero_vectors = 0;
   for (; i + N <= n; i += N) {
     const V pv = hn::LoadU(d, p + i);
-    if (Skip && hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
-      hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
-      continue;
+    if constexpr (Skip) {
+      if (hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
+        ++zero_vectors;
+        hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
+        continue;
+      }
+    } else {
+      zero_vectors += hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)));
     }
     center(i, pv, hn::LoadU(d, g + i), N);
   }
   ForEachVectorPair(d, p + i, g + i, n - i, [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
     center(i + t, pv, gv, lanes);
   });
+  return zero_vectors;
 }
 
 // dx = s (g - q) for one row from its weights s (kept by RowSums; dx may equal s or g). As
@@ -513,6 +520,9 @@ void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
 
 // Rows up to this length take the backward's passes without a branch per vector.
 constexpr std::size_t kBranchFreeRow = 256;
+// Longer rows skip the vectors of p that are all zero while the row before had at least this
+// share of them (see CenteredRows).
+constexpr double kSkipShare = 0.75;
 
 // Rows that fit in L1, one after another in one call: per row the sums, q = sum s g / sum s and
 // the centring, the same arithmetic as SumWeighted and WeightedCenter / CenterWeights (so the
@@ -528,28 +538,32 @@ void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n
     // Short rows gain nothing from skipping the zero vectors and lose a mispredicted branch
     // per row, which also keeps the next row from starting early: also entmax-1.5's, whose
     // weights then cost a square root for every vector (measured 1.1-3.8x faster without
-    // skipping on rows of 16-128, AVX-512 and AVX2, an AMD EPYC, 2026-12-02). Longer sparse rows
-    // save most of g's cache lines by skipping (entmax-1.5 on rows of 512: 1.6x slower without
-    // on 4 N(0,1) scores, 2.5x faster on N(0,1), whose support is scattered: kept).
-    auto each_row = [&](auto skip) HWY_ATTR {
+    // skipping on rows of 16-128, AVX-512 and AVX2, an AMD EPYC, 2026-12-02). Longer rows save
+    // g's cache lines (and entmax-1.5's square roots) by skipping where most vectors of p are
+    // zero, and lose a mispredicted branch per vector where the support is scattered over
+    // many (entmax-1.5 on rows of 512: skipping 1.6x faster on 4 N(0,1) scores, 2.5x slower on
+    // N(0,1)); they skip while the row before had at least kSkipShare of its vectors zero.
+    auto row = [&](auto skip, std::size_t at) HWY_ATTR -> std::size_t {
       constexpr bool kSkip = decltype(skip)::value;
+      const WeightedSums sums = RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
+      return CenterRow<K, kSkip>(d, p + at, g + at, dx + at, n, e, centering_shift<T>(sums));
+    };
+    if constexpr (K == WeightKind::power) {
       for (std::size_t r = 0; r < rows; ++r) {
         const std::size_t at = r * n;
-        if constexpr (K == WeightKind::power) {
-          alignas(kMaxBytes) T s[kMaxCenteredRow];
-          const WeightedSums sums = RowSums<K>(d, p + at, g + at, n, e, s);
-          CenterWeightsRow(d, s, g + at, dx + at, n, centering_shift<T>(sums));
-        } else {
-          const WeightedSums sums =
-              RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
-          CenterRow<K, kSkip>(d, p + at, g + at, dx + at, n, e, centering_shift<T>(sums));
-        }
+        alignas(kMaxBytes) T s[kMaxCenteredRow];
+        const WeightedSums sums = RowSums<K>(d, p + at, g + at, n, e, s);
+        CenterWeightsRow(d, s, g + at, dx + at, n, centering_shift<T>(sums));
       }
-    };
-    if (K == WeightKind::power || n > kBranchFreeRow) {
-      each_row(std::true_type());
+    } else if (n <= kBranchFreeRow || !kZeroAtZero<K>) {
+      for (std::size_t r = 0; r < rows; ++r) row(std::false_type(), r * n);
     } else {
-      each_row(std::false_type());
+      const std::size_t vectors = n / hn::Lanes(d);
+      bool skip = true;
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t zero_vectors = skip ? row(std::true_type(), r * n) : row(std::false_type(), r * n);
+        skip = static_cast<double>(zero_vectors) >= kSkipShare * static_cast<double>(vectors);
+      }
     }
     return 0;
   });
@@ -913,10 +927,12 @@ HWY_INLINE void SortLanesDescending(D, hn::Vec<D>* v, std::index_sequence<I...>)
 //   offset = sqrt((1 - a^2 (F_K - G_K^2 / K)) / K) - a mean_S y.
 // Padding and masked entries (-inf) give d = +inf or NaN, which fails both criteria. Stores each
 // lane's maximum and offset; returns false, having stored nothing, when a lane has no finite
-// maximum (a NaN or +inf entry, or every entry -inf).
-template <std::size_t Size, class T>
-HWY_INLINE bool SolveTinyBlock(const TinyBlock<Size, T>& block, std::size_t n, int k, double* maxima,
+// maximum (a NaN or +inf entry, or every entry -inf). The block may hold more columns than
+// Size (Capacity); only the first Size are read.
+template <std::size_t Size, std::size_t Capacity, class T>
+HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t n, int k, double* maxima,
                                double* offsets) {
+  static_assert(Size <= Capacity);
   const hn::ScalableTag<double> d;
   using V = hn::Vec<decltype(d)>;
   const hn::Rebind<T, decltype(d)> dt;
@@ -1008,7 +1024,7 @@ HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std:
   if (L <= rows) TransposeTinyBlock(x, n, blocks[0]);
   for (std::size_t b = 0; r + L <= rows; ++b) {  // blocks[b & 1] holds the rows from r
     if (r + 2 * L <= rows) TransposeTinyBlock(x + (r + L) * n, n, blocks[(b + 1) & 1]);
-    if (SolveTinyBlock(blocks[b & 1], n, k, maxima, offsets)) {
+    if (SolveTinyBlock<Size>(blocks[b & 1], n, k, maxima, offsets)) {
       for (std::size_t l = 0; l < L; ++l, ++r) {
         WriteShortRow(x + r * n, p + r * n, tau ? tau + r : nullptr, n, k,
                       RowThreshold<T>::FromOffset(static_cast<T>(maxima[l]), offsets[l], k));
@@ -1021,6 +1037,83 @@ HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std:
   for (; r < rows; ++r)
     if (!row_done(r)) return r;
   return rows;
+}
+
+// ---- narrowing the candidates ------------------------------------------------------------------
+
+// Candidates past this many take a Newton step that drops the entries below its lower bound
+// (NarrowCandidates), at most kMaxNarrowingSteps times.
+constexpr int kMaxNarrowingSteps = 3;
+
+// A lower bound lambda > 0 of the threshold from one Newton step (k = 1: Michelot's) taken at
+// the lower bound lambda of the candidates x[0, n) (all of them above max + lambda - 1/a), with
+// u = 1 + a (x - max - lambda) in double:
+//   k = 1:  F = sum u - 1,              lambda' = lambda + (sum u - 1) / (a |u > 0|),
+//   k = 2:  F = (sum u^2)^(1/2) - 1,    lambda' = lambda + (s - sqrt s) / (a sum u),  s = sum u^2.
+// F is convex and decreasing in lambda (a norm of the convex [1 + a (y - lambda)]_+), so a step
+// from the left stays at or left of its root; returns lambda itself when the step is at rounding
+// level (at the root).
+template <class T>
+HWY_INLINE double NewtonLowerBound(const T* x, std::size_t n, T max, double a, int k, double lambda) {
+  const hn::ScalableTag<double> d;
+  using V = hn::Vec<decltype(d)>;
+  const hn::Rebind<T, decltype(d)> dt;
+  const std::size_t N = hn::Lanes(d);
+  const V shift = hn::Set(d, static_cast<double>(max)), a_vector = hn::Set(d, a);
+  const V base = hn::Set(d, 1 - a * lambda), zero = hn::Zero(d);
+  V sum[2] = {zero, zero}, squares[2] = {zero, zero};
+  std::size_t count = 0;
+  auto add = [&](int j, V v) HWY_ATTR {
+    const V u = hn::MulAdd(a_vector, hn::Sub(v, shift), base);  // -inf padding: u = -inf
+    const auto inside = hn::Gt(u, zero);
+    const V kept = hn::IfThenElseZero(inside, u);
+    sum[j] = hn::Add(sum[j], kept);
+    squares[j] = hn::MulAdd(kept, kept, squares[j]);
+    count += hn::CountTrue(d, inside);
+  };
+  std::size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    add(0, PromoteColumn(d, hn::LoadU(dt, x + i)));
+    add(1, PromoteColumn(d, hn::LoadU(dt, x + i + N)));
+  }
+  for (; i < n; i += N) add(0, PromoteColumn(d, LoadTail(dt, x + i, std::min(N, n - i), -kInf<T>)));
+  const double s1 = hn::GetLane(hn::SumOfLanes(d, hn::Add(sum[0], sum[1])));
+  double step;
+  if (k == 1) {
+    step = (s1 - 1) / (a * static_cast<double>(count));
+  } else {
+    const double s2 = hn::GetLane(hn::SumOfLanes(d, hn::Add(squares[0], squares[1])));
+    step = (s2 - std::sqrt(s2)) / (a * s1);
+  }
+  return step > 0 ? lambda + step : lambda;
+}
+
+// Rows with many candidates (N(0,1) scores: entmax-1.5 rows of 64 have 24 on average within the
+// gap of their maximum, 11 after one step; rows of 512 have 83, then 29, then 18) cost a solver
+// on their own; a Newton step over them in one SIMD pass, and the drop of the entries below its
+// lower bound, is cheaper. While more than `limit` candidates are left in buffer[0, count) (at
+// most kMaxNarrowingSteps steps, and only while they drop), each step's bound, less a margin far
+// above its rounding, drops the entries at or below max + lambda - 1/a. Returns the count left;
+// *lambda is the last lower bound (unchanged without a step; the caller sets it to 0). The threshold solved on the candidates
+// left is the row's: every entry of the support is above each lower bound.
+// Out of line: most rows do not need it, and their loop stays lean.
+template <class T>
+HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, int k, std::size_t limit,
+                                          double* lambda) {
+  const double a = ShortRowScale(k), gap = 1 / a;
+  for (int step = 0; step < kMaxNarrowingSteps && count > limit; ++step) {
+    const double next = NewtonLowerBound(buffer, count, max, a, k, *lambda);
+    if (!(next > *lambda)) break;
+    *lambda = next;
+    const double bound = static_cast<double>(max) + next - gap;
+    const double margin = 0x1p-30 * (std::abs(static_cast<double>(max)) + gap);
+    T threshold = static_cast<T>(bound - margin);
+    if (static_cast<double>(threshold) > bound - margin) threshold = std::nextafter(threshold, -kInf<T>);
+    const std::size_t kept = Collect(buffer, count, threshold, buffer);  // in place
+    if (kept == count) break;
+    count = kept;
+  }
+  return count;
 }
 
 // ---- the fused short row ---------------------------------------------------------------------
@@ -1048,13 +1141,17 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   const T gap = static_cast<T>(1 / a);
   const std::size_t pairwise = k == 1 ? kPairwiseLinear : kPairwiseQuadratic;
   alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
+  // The last row's lower bound of lambda from NarrowCandidates, Newton's start.
+  double lower = 0;
   // The candidates of row r into buffer, *max its maximum; 0 when the maximum is not finite
-  // (NaN, +inf or all -inf: the caller's row).
-  auto collect = [&](std::size_t r, T* max) HWY_ATTR -> std::size_t {
+  // (NaN, +inf or all -inf: the caller's row). More than the pairwise kernels take are narrowed.
+  auto collect = [&](std::size_t r, T* max, std::size_t limit) HWY_ATTR -> std::size_t {
     const T* row = x + r * n;
     *max = Max(row, n);
     if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-    return Collect(row, n, CandidateThreshold(*max, gap, -kInf<T>), buffer);
+    const std::size_t count = Collect(row, n, CandidateThreshold(*max, gap, -kInf<T>), buffer);
+    lower = 0;
+    return count <= limit ? count : NarrowCandidates(buffer, count, *max, k, limit, &lower);
   };
   // The threshold from the count candidates in buffer; false beyond kMaxFusedCandidates.
   auto solve = [&](std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {
@@ -1068,7 +1165,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         *t = RowThreshold<T>::FromOffset(max, MichelotOffset(y, count, a), k);
       } else {
         BlockCandidates candidates{y, count, a};
-        const sparcon::detail::PowerThreshold solved = sparcon::detail::quadratic_threshold(candidates, a, n, 0.0);
+        const sparcon::detail::PowerThreshold solved = sparcon::detail::quadratic_threshold(candidates, a, n, lower);
         *t = {max, solved.offset, solved.lambda};
       }
     } else {
@@ -1083,7 +1180,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto row_done = [&](std::size_t r) HWY_ATTR {
     T max;
     RowThreshold<T> t;
-    const std::size_t count = collect(r, &max);
+    const std::size_t count = collect(r, &max, pairwise);
     if (count == 0 || !solve(count, max, &t)) return false;
     write(r, t);
     return true;
@@ -1100,8 +1197,11 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   if (n <= 8) return TinyRows<8>(x, p, tau, rows, n, k, row_done);
   if (n <= 16) return TinyRows<16>(x, p, tau, rows, n, k, row_done);
   if (n <= 32 && k == 2) return TinyRows<32>(x, p, tau, rows, n, k, row_done);
-  auto grouped = [&](auto size) HWY_ATTR -> std::size_t {
-    constexpr std::size_t Size = decltype(size)::value;
+  // Size: the most candidates of a row in the block; Narrow (<= Size): the candidates that
+  // NarrowCandidates aims at, and the block's size when no row of the group has more (the
+  // sorting network of 16 costs a third of that of 32).
+  auto grouped = [&](auto size, auto narrow) HWY_ATTR -> std::size_t {
+    constexpr std::size_t Size = decltype(size)::value, Narrow = decltype(narrow)::value;
     constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
     const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
     // A lane whose row is solved on its own keeps the candidates of an earlier row (or this
@@ -1113,8 +1213,14 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     bool in_block[kLanes];
     alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
     // Writes the group's rows [r, r + lanes): their thresholds from the block or their own.
-    auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block) HWY_ATTR {
-      if (any_in_block) SolveTinyBlock(block, Size, k, maxima, offsets);  // finite lanes only
+    auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block, bool wide) HWY_ATTR {
+      if (any_in_block) {  // finite lanes only
+        if (wide) {
+          SolveTinyBlock<Size>(block, Size, k, maxima, offsets);
+        } else {
+          SolveTinyBlock<Narrow>(block, Narrow, k, maxima, offsets);
+        }
+      }
       for (std::size_t l = 0; l < lanes; ++l) {
         if (in_block[l]) thresholds[l] = RowThreshold<T>::FromOffset(static_cast<T>(maxima[l]), offsets[l], k);
         write(r + l, thresholds[l]);
@@ -1122,28 +1228,30 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     };
     std::size_t r = 0;
     for (; r + L <= rows; r += L) {
-      bool any_in_block = false;
+      bool any_in_block = false, wide = false;
       for (std::size_t l = 0; l < L; ++l) {
         T max;
-        const std::size_t count = collect(r + l, &max);
+        const std::size_t count = collect(r + l, &max, Size);
         in_block[l] = count != 0 && count <= Size;
         if (in_block[l]) {
           for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? buffer[j] : -kInf<T>;
           any_in_block = true;
+          wide = wide || count > Narrow;
         } else if (count == 0 || !solve(count, max, &thresholds[l])) {
-          write_group(r, l, any_in_block);  // the rows before, then this one is the caller's
+          write_group(r, l, any_in_block, wide);  // the rows before, then this one is the caller's
           return r + l;
         }
       }
-      write_group(r, L, any_in_block);
+      write_group(r, L, any_in_block, wide);
     }
     return one_by_one(r);
   };
   // A group's rows are read again by the writes after the last one's collection.
   if (n > kMaxGroupedRow || n * hn::Lanes(hn::ScalableTag<double>()) * sizeof(T) > kMaxGroupBytes)
     return one_by_one(0);
-  return k == 1 ? grouped(std::integral_constant<std::size_t, kMaxTinyLinearRow>())
-                : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>());
+  using Sixteen = std::integral_constant<std::size_t, 16>;
+  return k == 1 ? grouped(Sixteen(), Sixteen())
+                : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>(), Sixteen());
 }
 
 }  // namespace

@@ -400,6 +400,39 @@ void check_grouped_rows() {
   }
 }
 
+/// The fused kernel narrows rows with more candidates than its solvers take (a Newton step's
+/// lower bound drops the entries below it) and solves a group's block at 16 columns when no row
+/// of the group has more candidates, at 32 (entmax-1.5) otherwise. Batches of 48 rows of 64 to
+/// 1024 entries in runs of 8 (a group of AVX-512's lanes; two of AVX2's) that have all few
+/// candidates (1-16), all many (33-200: narrowed), or mixed; continuous values or a grid (ties,
+/// also at the support's edge); and rows of equal entries, where the first Newton step lands on
+/// the threshold itself.
+template <class T>
+void check_narrowed_rows() {
+  for (const MapCase& c : {make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5)}) {
+    const double gap = c.map == Map::sparsemax ? 1.0 : 2.0;
+    for (const std::size_t n : {64, 128, 256, 1024}) {
+      const sparcon::Rows rows{48, n};
+      std::mt19937_64 rng(11000 + n);
+      std::uniform_int_distribution<std::size_t> few(1, 16), many(33, std::min<std::size_t>(200, n));
+      std::vector<double> x;
+      for (std::size_t r = 0; r < rows.count; ++r) {
+        const std::size_t run = r / 8;
+        if (run == 5 && r % 2 == 0) {
+          x.insert(x.end(), n, 0.5);
+          continue;
+        }
+        const std::size_t m = run % 3 == 0 ? few(rng) : run % 3 == 1 ? many(rng) : (r % 2 ? few(rng) : many(rng));
+        append_row_with_candidates(x, n, m, gap, run >= 3, rng);
+      }
+      expect_batch_with_degenerate_rows(c, to_type<T>(x), rows, rows.count, {});
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, NarrowedRowsFloat) { check_narrowed_rows<float>(); }
+TEST_P(DiscreteKernels, NarrowedRowsDouble) { check_narrowed_rows<double>(); }
+
 TEST_P(DiscreteKernels, GroupedRowsFloat) { check_grouped_rows<float>(); }
 TEST_P(DiscreteKernels, GroupedRowsDouble) { check_grouped_rows<double>(); }
 
@@ -466,15 +499,17 @@ void check_edge_rows() {
 
 /// Entries outside the support (p = 0, also masked -inf entries of dense entmax) take no part in
 /// the backward of every map but softmax, whatever g holds there: with NaN and inf at those
-/// entries, dx is the dx of g with zeros there, entry for entry, and +0 at them. Rows of 37 and
-/// 5000 entries; -inf every 7 entries, so that vectors are partly zero (the passes skip only
-/// all-zero vectors).
+/// entries, dx is the dx of g with zeros there, entry for entry, and +0 at them. Rows of 37, 700
+/// and 5000 entries; -inf every 7 entries, so that vectors are partly zero (the passes skip only
+/// all-zero vectors); scores of N(0, 0.2^2) and N(0, 8^2) in turn, so that rows of 700 take the
+/// passes with and without skipping (decided by the row before).
 template <class T>
 void check_backward_outside_support() {
   const T inf = std::numeric_limits<T>::infinity();
-  for (const std::size_t n : {37, 5000}) {
-    const sparcon::Rows rows{3, n};
-    std::vector<T> x = to_type<T>(normal_values(rows.count, n, 1.5, 94 + n));
+  for (const std::size_t n : {37, 700, 5000}) {
+    const sparcon::Rows rows{4, n};
+    std::vector<T> x = to_type<T>(normal_values(rows.count, n, 1.0, 94 + n));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] *= (i / n) % 2 ? T(8) : T(0.2);
     for (std::size_t i = 0; i < x.size(); i += 7) x[i] = -inf;
     const std::vector<T> g = to_type<T>(normal_values(rows.count, n, 1.0, 95 + n));
     for (const MapCase& c : all_cases()) {
@@ -569,14 +604,18 @@ void expect_centered_backward(Map map, LD alpha, std::span<const T> p, std::span
 
 /// The backward against its closed form on every path: rows longer than
 /// simd::kMaxCenteredRow (a kernel call per pass and row; 5003, two threads), short rows in one
-/// call without a branch per vector (64) and with the zero vectors skipped (700), each map with
+/// call without a branch per vector (64) and with the zero vectors skipped or not (700: scores
+/// of N(0, 3^2), and in turn N(0, 0.3^2) and N(0, 12^2), whose supports take both), each map with
 /// a shared parameter, and entmax with a parameter per row in runs (1.25, 1.25, 2, 1.5, 1.5,
 /// 1.75, 1.25), whose rows of one run share their weights.
 template <class T>
 void check_centered_backward() {
-  for (const sparcon::Rows rows : {sparcon::Rows{2, 5003}, sparcon::Rows{37, 64}, sparcon::Rows{7, 700}}) {
+  for (const sparcon::Rows rows :
+       {sparcon::Rows{2, 5003}, sparcon::Rows{37, 64}, sparcon::Rows{7, 700}, sparcon::Rows{8, 704}}) {
     SCOPED_TRACE("rows of " + std::to_string(rows.length));
-    const std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 3.0, 94 + rows.length));
+    std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 3.0, 94 + rows.length));
+    if (rows.length == 704)
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] *= (i / rows.length) % 2 ? T(4) : T(0.1);
     const std::vector<T> g = to_type<T>(normal_values(rows.count, rows.length, 1.0, 95 + rows.length));
     std::vector<T> per_row_alpha(rows.count);
     const T runs[] = {1.25, 1.25, 2, 1.5, 1.5, 1.75, 1.25};
