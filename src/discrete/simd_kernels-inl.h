@@ -1118,6 +1118,28 @@ HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, i
 
 // ---- the fused short row ---------------------------------------------------------------------
 
+// Lane l of the block's columns [0, Size) := buffer[0, count), then -inf. Where a vector of T
+// has Size lanes (AVX-512, sparsemax's 16 floats) by one scatter (measured 8-16% faster on rows
+// of 64-128, an AMD EPYC); otherwise by scalar stores (two scatters for entmax-1.5's 32 columns
+// measured 3-4% slower than the stores).
+template <std::size_t Size, class T>
+HWY_INLINE void FillBlockLane(const T* buffer, std::size_t count, TinyBlock<Size, T>& block, std::size_t l) {
+  constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
+#if HWY_TARGET <= HWY_AVX3
+  const hn::ScalableTag<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using TI = hn::TFromD<decltype(di)>;
+  const std::size_t N = hn::Lanes(d);
+  if (Size == N) {
+    const auto stride = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<TI>(kLanes)));
+    const auto v = hn::IfThenElse(hn::FirstN(d, count), hn::LoadU(d, buffer), hn::Set(d, -kInf<T>));
+    hn::ScatterIndex(v, d, &block.columns[0][l], stride);
+    return;
+  }
+#endif
+  for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? buffer[j] : -kInf<T>;
+}
+
 // The longest rows, and the most bytes of rows, that ShortRows takes in groups of lanes (half
 // of a 32 KiB L1). Measured: rows of 64 and 128 gain on AVX-512 and AVX2; rows of 512 gained for
 // sparsemax and lost up to 10% for entmax-1.5 (AVX2) with their candidates beyond the block; rows
@@ -1234,7 +1256,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         const std::size_t count = collect(r + l, &max, Size);
         in_block[l] = count != 0 && count <= Size;
         if (in_block[l]) {
-          for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? buffer[j] : -kInf<T>;
+          FillBlockLane(buffer, count, block, l);
           any_in_block = true;
           wide = wide || count > Narrow;
         } else if (count == 0 || !solve(count, max, &thresholds[l])) {
