@@ -201,9 +201,10 @@ void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& sc
   const PowerSolution<T> s =
       a > 0 ? sparse_power_threshold(x, n, a, k, scratch) : dense_power_threshold(x, n, a, k, scratch);
   if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
-  // k = 1, 2 and k < 1 (alpha > 2) from the offset, other k from lambda through log1p.
+  // k = 1, 2, 3, 4 and k < 1 (alpha > 2) from the offset, other k from lambda through log1p.
   const WriteKind kind = k == 1   ? WriteKind::linear
                          : k == 2 ? WriteKind::square
+                         : k == 3 || k == 4 ? WriteKind::integer_power
                          : k > 0 && k < 1 ? WriteKind::offset_power
                                           : WriteKind::power;
   Kernels<T>::write(x, p, n,

@@ -211,6 +211,17 @@ void ShiftedToDouble(const T* x, std::size_t n, T shift, double* y) {
 
 // ---- write pass ------------------------------------------------------------------------------
 
+// A vector of T with as many lanes as the doubles' (a column of a tiny block, or half a vector
+// of floats) in double.
+template <class D, class V>
+HWY_INLINE hn::Vec<D> PromoteColumn(D d, V v) {
+  if constexpr (std::is_same_v<hn::TFromV<V>, double>) {
+    return v;
+  } else {
+    return hn::PromoteTo(d, v);
+  }
+}
+
 // p = [a (x - shift) + c]_+, or its square: Write's kinds linear and square, inlined into the
 // short-row kernels.
 template <class T>
@@ -222,6 +233,29 @@ HWY_INLINE void WriteOffsetPower(const T* x, T* p, std::size_t n, T shift, T a, 
     auto u = hn::Max(hn::MulAdd(a_vector, hn::Sub(v, shift_vector), c_vector), zero);
     if (square) u = hn::Mul(u, u);
     StorePartial(d, u, p + i, lanes);
+  });
+}
+
+// WriteKind::integer_power: u = a (x - shift) + c in double (x - shift exact there, c to
+// double's rounding rather than T's), p = [u]_+^k by two or three products, rounded to T once.
+// A power through exp(k log1p(.)) in T costs some 40 operations a vector and rounds twice.
+template <class T>
+HWY_INLINE void WriteIntegerPower(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
+  const hn::ScalableTag<double> d;
+  const hn::Rebind<T, decltype(d)> dt;
+  const auto shift = hn::Set(d, static_cast<double>(w.shift)), a = hn::Set(d, w.exact_a);
+  const auto c = hn::Set(d, w.exact_offset), zero = hn::Zero(d);
+  const bool fourth = w.exact_k == 4;
+  ForEachVector(dt, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
+    // A masked entry (-inf) gives u = -inf, clamped to 0.
+    const auto u = hn::Max(hn::MulAdd(a, hn::Sub(PromoteColumn(d, v), shift), c), zero);
+    const auto square = hn::Mul(u, u);
+    const auto power = fourth ? hn::Mul(square, square) : hn::Mul(square, u);
+    if constexpr (std::is_same_v<T, float>) {
+      StorePartial(dt, hn::DemoteTo(dt, power), p + i, lanes);
+    } else {
+      StorePartial(dt, power, p + i, lanes);
+    }
   });
 }
 
@@ -279,6 +313,8 @@ void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
         });
       }
       break;
+    case WriteKind::integer_power:
+      return WriteIntegerPower(x, p, n, w);
     case WriteKind::exponential:
       run([&](auto y) HWY_ATTR { return hn::Exp(d, hn::Sub(y, lambda)); });
       break;
@@ -851,16 +887,6 @@ HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>
   const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t j = 0; j < n; ++j) block.columns[j][l] = x[l * n + j];
-}
-
-// A column of a block (T lanes as many as the doubles') in double.
-template <class D, class V>
-HWY_INLINE hn::Vec<D> PromoteColumn(D d, V v) {
-  if constexpr (std::is_same_v<hn::TFromV<V>, double>) {
-    return v;
-  } else {
-    return hn::PromoteTo(d, v);
-  }
 }
 
 // a of the short-row kernels: 1 for sparsemax (k = 1), 1/2 for entmax-1.5 (k = 2).

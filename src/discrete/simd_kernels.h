@@ -35,6 +35,8 @@ enum class WriteKind {
   square,       ///< p = [a y + c]_+^2                    (entmax-1.5)
   power,        ///< p = exp(k log1p(a (y - lambda)) + log_scale) where a (y - lambda) > -1, else 0
   offset_power, ///< p = [a y + c]_+^k, through exp(k log(.))  (entmax, alpha > 2)
+  integer_power,///< p = [a y + c]_+^k for k = 3, 4 in double from exact_a, exact_offset, exact_k
+                ///< (entmax, alpha = 4/3, 5/4): products, no exp or log
   exponential,  ///< p = exp(y - lambda)                  (softmax)
   clip,         ///< p = clip(y - lambda, 0, 1)           (budget)
 };
@@ -47,8 +49,8 @@ struct WriteParams {
   T lambda = 0;     ///< power, exponential, clip
   T k = 1;          ///< power, offset_power
   T log_scale = 0;  ///< power
-  /// offset_power in float rows: a, c and k in double (entries near the support boundary are
-  /// recomputed in double from them).
+  /// integer_power, and offset_power in float rows: a, c and k in double (offset_power recomputes
+  /// the entries near the support boundary in double from them).
   double exact_a = 1, exact_offset = 0, exact_k = 1;
 };
 
