@@ -1167,10 +1167,12 @@ HWY_INLINE void FillBlockLane(const T* buffer, std::size_t count, TinyBlock<Size
 }
 
 // The longest rows, and the most bytes of rows, that ShortRows takes in groups of lanes (half
-// of a 32 KiB L1). Measured: rows of 64 and 128 gain on AVX-512 and AVX2; rows of 512 gained for
-// sparsemax and lost up to 10% for entmax-1.5 (AVX2) with their candidates beyond the block; rows
-// of 4096 floats lost, their group of 8 (128 KiB) read again from L2 by the writes.
-constexpr std::size_t kMaxGroupedRow = 256;
+// of a 32 KiB L1). Measured: rows of 64 and 128 gain on AVX-512 and AVX2; rows of 512 lost up to
+// 10% for entmax-1.5 (AVX2) while their candidates mostly exceeded the block, and since
+// NarrowCandidates gain 1.15x (sparsemax) and 1.3x (entmax-1.5) on AVX-512, 1.1-1.5x on AVX2 (an
+// AMD EPYC, 2026-12-02; floats: 16 KiB a group of 8); rows of 4096 floats lost, their group of 8
+// (128 KiB) read again from L2 by the writes.
+constexpr std::size_t kMaxGroupedRow = 512;
 constexpr std::size_t kMaxGroupBytes = 16384;
 
 // Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows), so

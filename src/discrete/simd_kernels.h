@@ -157,7 +157,7 @@ struct Kernels {
   /// Michelot's passes for k = 1 and Newton with the closed form for k = 2, the same arithmetic
   /// as the threshold solvers) and the write. Rows of n <= kMaxTinyLinearRow (k = 1) or
   /// kMaxTinyQuadraticRow (k = 2) go a vector of rows at a time, one row per lane, each sorted by
-  /// a network and its support found in sorted order; rows of up to 256 entries go in groups of
+  /// a network and its support found in sorted order; rows of up to 512 entries go in groups of
   /// a vector's lanes, whose rows with at most kMaxTinyLinearRow / kMaxTinyQuadraticRow
   /// candidates are solved together the same way. tau, if not null, gets each row's threshold
   /// a (max + lambda) - 1. Stops at the first row it leaves to the caller (a maximum that is not

@@ -367,8 +367,9 @@ void check_tiny_rows() {
 
 /// Longer sparsemax and entmax-1.5 rows go through the fused kernel in groups of lanes while a
 /// group stays in L1: rows with few candidates (up to 16 for sparsemax, 32 for entmax-1.5) are
-/// solved together, the others on their own in the same group. Batches of 37 rows of 40 to 256
-/// entries (and 300, one row at a time) whose rows have m candidates (append_row_with_candidates)
+/// solved together, the others on their own in the same group. Batches of 37 rows of 40 to 512
+/// entries (float rows of up to 512 and double rows of up to 256 in groups on AVX-512; 600, one
+/// row at a time) whose rows have m candidates (append_row_with_candidates)
 /// cycling through 1 ... 200 from row to row, and rows the kernel leaves at several lanes of a
 /// group (NaN, all -inf, +inf, more than 256 candidates where the row is long enough).
 template <class T>
@@ -377,7 +378,7 @@ void check_grouped_rows() {
   const std::vector<std::size_t> counts = {1, 7, 15, 16, 17, 24, 31, 32, 33, 50, 200};
   for (const MapCase& c : {make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5)}) {
     const double gap = c.map == Map::sparsemax ? 1.0 : 2.0;
-    for (const std::size_t n : {40, 64, 100, 256, 300}) {
+    for (const std::size_t n : {40, 64, 100, 256, 300, 512, 600}) {
       const sparcon::Rows rows{37, n};
       std::mt19937_64 rng(9000 + n);
       std::vector<double> x;
