@@ -43,13 +43,6 @@ constexpr std::size_t kInitialCapacity = 256;
 // (measured faster from 32k entries on).
 constexpr std::size_t kCachedRow = 4096;
 
-// The largest T that is <= v: thresholds used to drop entries must never round upward.
-template <class T>
-T round_down(double v) {
-  const T t = static_cast<T>(v);
-  return static_cast<double>(t) > v ? std::nextafter(t, -kInf<T>) : t;
-}
-
 // max - gap, or the float just below max when the gap is lost to rounding: entries strictly
 // above it include every entry of the support.
 template <class T>

@@ -476,8 +476,8 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
 }
 
 // dx = s (g - q) for one row, s = s(p) of kind K (0, without reading g, where p is all 0).
-// Returns the number of whole vectors of p that are all 0.
-template <WeightKind K, bool Skip = kZeroAtZero<K>, class D, class T = hn::TFromD<D>>
+// Returns the number of whole vectors of p that are all 0 where Skip or Count (else 0).
+template <WeightKind K, bool Skip = kZeroAtZero<K>, bool Count = false, class D, class T = hn::TFromD<D>>
 HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e, T q) {
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
@@ -495,7 +495,7 @@ HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t
         hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
         continue;
       }
-    } else {
+    } else if constexpr (Count) {
       zero_vectors += hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)));
     }
     center(i, pv, hn::LoadU(d, g + i), N);
@@ -579,10 +579,11 @@ void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n
     // zero, and lose a mispredicted branch per vector where the support is scattered over
     // many (entmax-1.5 on rows of 512: skipping 1.6x faster on 4 N(0,1) scores, 2.5x slower on
     // N(0,1)); they skip while the row before had at least kSkipShare of its vectors zero.
-    auto row = [&](auto skip, std::size_t at) HWY_ATTR -> std::size_t {
+    auto row = [&](auto skip, auto count, std::size_t at) HWY_ATTR -> std::size_t {
       constexpr bool kSkip = decltype(skip)::value;
       const WeightedSums sums = RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
-      return CenterRow<K, kSkip>(d, p + at, g + at, dx + at, n, e, centering_shift<T>(sums));
+      return CenterRow<K, kSkip, decltype(count)::value>(d, p + at, g + at, dx + at, n, e,
+                                                         centering_shift<T>(sums));
     };
     if constexpr (K == WeightKind::power) {
       for (std::size_t r = 0; r < rows; ++r) {
@@ -592,12 +593,13 @@ void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n
         CenterWeightsRow(d, s, g + at, dx + at, n, centering_shift<T>(sums));
       }
     } else if (n <= kBranchFreeRow || !kZeroAtZero<K>) {
-      for (std::size_t r = 0; r < rows; ++r) row(std::false_type(), r * n);
+      for (std::size_t r = 0; r < rows; ++r) row(std::false_type(), std::false_type(), r * n);
     } else {
       const std::size_t vectors = n / hn::Lanes(d);
       bool skip = true;
       for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t zero_vectors = skip ? row(std::true_type(), r * n) : row(std::false_type(), r * n);
+        const std::size_t zero_vectors = skip ? row(std::true_type(), std::true_type(), r * n)
+                                              : row(std::false_type(), std::true_type(), r * n);
         skip = static_cast<double>(zero_vectors) >= kSkipShare * static_cast<double>(vectors);
       }
     }
@@ -1120,9 +1122,9 @@ HWY_INLINE double NewtonLowerBound(const T* x, std::size_t n, T max, double a, i
 // lower bound, is cheaper. While more than `limit` candidates are left in buffer[0, count) (at
 // most kMaxNarrowingSteps steps, and only while they drop), each step's bound, less a margin far
 // above its rounding, drops the entries at or below max + lambda - 1/a. Returns the count left;
-// *lambda is the last lower bound (unchanged without a step; the caller sets it to 0). The threshold solved on the candidates
-// left is the row's: every entry of the support is above each lower bound.
-// Out of line: most rows do not need it, and their loop stays lean.
+// *lambda is the last lower bound (unchanged without a step; the caller sets it to 0). The
+// threshold solved on the candidates left is the row's: every entry of the support is above each
+// lower bound. Out of line: most rows do not need it, and their loop stays lean.
 template <class T>
 HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, int k, std::size_t limit,
                                           double* lambda) {
@@ -1133,8 +1135,7 @@ HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, i
     *lambda = next;
     const double bound = static_cast<double>(max) + next - gap;
     const double margin = 0x1p-30 * (std::abs(static_cast<double>(max)) + gap);
-    T threshold = static_cast<T>(bound - margin);
-    if (static_cast<double>(threshold) > bound - margin) threshold = std::nextafter(threshold, -kInf<T>);
+    const T threshold = sparcon::detail::round_down<T>(bound - margin);
     const std::size_t kept = Collect(buffer, count, threshold, buffer);  // in place
     if (kept == count) break;
     count = kept;
@@ -1150,8 +1151,8 @@ HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, i
 // measured 3-4% slower than the stores).
 template <std::size_t Size, class T>
 HWY_INLINE void FillBlockLane(const T* buffer, std::size_t count, TinyBlock<Size, T>& block, std::size_t l) {
-  constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
 #if HWY_TARGET <= HWY_AVX3
+  constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
   const hn::ScalableTag<T> d;
   const hn::RebindToSigned<decltype(d)> di;
   using TI = hn::TFromD<decltype(di)>;
@@ -1247,9 +1248,9 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   if (n <= 8) return TinyRows<8>(x, p, tau, rows, n, k, row_done);
   if (n <= 16) return TinyRows<16>(x, p, tau, rows, n, k, row_done);
   if (n <= 32 && k == 2) return TinyRows<32>(x, p, tau, rows, n, k, row_done);
-  // Size: the most candidates of a row in the block; Narrow (<= Size): the candidates that
-  // NarrowCandidates aims at, and the block's size when no row of the group has more (the
-  // sorting network of 16 costs a third of that of 32).
+  // Size: the most candidates of a row in the block (rows with more are narrowed to it first);
+  // Narrow (<= Size): the block's size when no row of the group has more (the sorting network
+  // of 16 costs a third of that of 32).
   auto grouped = [&](auto size, auto narrow) HWY_ATTR -> std::size_t {
     constexpr std::size_t Size = decltype(size)::value, Narrow = decltype(narrow)::value;
     constexpr std::size_t kLanes = kMaxBytes / sizeof(double);

@@ -36,7 +36,8 @@ enum class WriteKind {
   power,        ///< p = exp(k log1p(a (y - lambda)) + log_scale) where a (y - lambda) > -1, else 0
   offset_power, ///< p = [a y + c]_+^k, through exp(k log(.))  (entmax, alpha > 2)
   integer_power,///< p = [a y + c]_+^k for k = 3, 4 in double from exact_a, exact_offset, exact_k
-                ///< (entmax, alpha = 4/3, 5/4): products, no exp or log
+                ///< (entmax, alpha = 5/4, or any alpha with 1/(alpha - 1) exactly 3 or 4):
+                ///< products, no exp or log
   exponential,  ///< p = exp(y - lambda)                  (softmax)
   clip,         ///< p = clip(y - lambda, 0, 1)           (budget)
 };

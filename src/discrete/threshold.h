@@ -5,10 +5,19 @@
 // double with compensated sums, whatever the row type.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 namespace sparcon::detail {
+
+/// The largest T that is <= v: thresholds used to drop entries must never round upward.
+template <class T>
+T round_down(double v) {
+  const T t = static_cast<T>(v);
+  return static_cast<double>(t) > v ? std::nextafter(t, -std::numeric_limits<T>::infinity()) : t;
+}
 
 /// Threshold of a row in shifted form. For the power maps (entmax, normmax), with
 /// y_i = x_i - max x:   p_i proportional to [1 + a (y_i - lambda)]_+^k = [a y_i + offset]_+^k,
