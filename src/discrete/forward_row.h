@@ -34,6 +34,10 @@ void forward_rows(const Family<T>& family, const T* x, T* p, T* tau, Rows rows, 
 /// the map's weights and solver.
 template <class T, class Run>
 void for_each_parameter_run(const PerRow<T>& parameter, std::size_t begin, std::size_t end, Run&& run) {
+  if (parameter.shared()) {
+    if (begin < end) run(begin, end);
+    return;
+  }
   for (std::size_t first = begin, last; first < end; first = last) {
     for (last = first + 1; last < end && parameter[last] == parameter[first];) ++last;
     run(first, last);

@@ -478,10 +478,10 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
 // dx = s (g - q) for one row, s = s(p) of kind K (0, without reading g, where p is all 0).
 // Returns the number of whole vectors of p that are all 0 where Skip or Count (else 0).
 template <WeightKind K, bool Skip = kZeroAtZero<K>, bool Count = false, class D, class T = hn::TFromD<D>>
-HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e, T q) {
+HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e,
+                                 hn::Vec<D> qv) {
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
-  const V qv = hn::Set(d, q);
   auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
     const auto sv = Weight<K>(d, pv, e);
     StorePartial(d, MaskedGradient<K>(d, sv, hn::Mul(sv, hn::Sub(gv, qv))), dx + i, lanes);
@@ -544,7 +544,7 @@ void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<
   const hn::ScalableTag<T> d;
   const auto e = hn::Set(d, w.e);
   WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    CenterRow<decltype(kind)::value>(d, p, g, dx, n, e, q);
+    CenterRow<decltype(kind)::value>(d, p, g, dx, n, e, hn::Set(d, q));
     return 0;
   });
 }
@@ -554,16 +554,209 @@ void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
   CenterWeightsRow(hn::ScalableTag<T>(), s, g, dx, n, q);
 }
 
-// Rows up to this length take the backward's passes without a branch per vector.
+// The fold of two vectors at lane distance w (a power of two below N): lane i is
+// a[i] + a[i ^ w] where bit w of i is clear, b[i] + b[i ^ w] where it is set.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V FoldLanes(D d, V a, V b, std::size_t w) {
+  const hn::RebindToSigned<D> di;
+  using TI = hn::TFromD<decltype(di)>;
+  const auto iota = hn::Iota(di, 0), width = hn::Set(di, static_cast<TI>(w));
+  const auto partner = hn::IndicesFromVec(d, hn::Xor(iota, width));
+  const auto first = hn::RebindMask(d, hn::Eq(hn::And(iota, width), hn::Zero(di)));
+  return hn::Add(hn::IfThenElse(first, a, hn::TableLookupLanes(b, partner)),
+                 hn::IfThenElse(first, hn::TableLookupLanes(a, partner), b));
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// v[k] = the sums of v[2k] and v[2k + 1] (k < count / 2) interleaved within each 128-bit block
+// by groups of sizeof(U) bytes: an even group holds v[2k]'s group at its place in the lower
+// half of the block plus the one at that place in the upper half, an odd group v[2k + 1]'s.
+template <class U, class D, class V = hn::Vec<D>>
+HWY_INLINE void InterleavedSums(D d, V* v, std::size_t count) {
+  const hn::Repartition<U, D> du;
+  for (std::size_t k = 0; k < count / 2; ++k) {
+    const auto a = hn::BitCast(du, v[2 * k]), b = hn::BitCast(du, v[2 * k + 1]);
+    v[k] = hn::Add(hn::BitCast(d, hn::InterleaveLower(du, a, b)), hn::BitCast(d, hn::InterleaveUpper(du, a, b)));
+  }
+}
+#endif
+
+// Lane r of the result is the sum of the lanes of v[r], r < N = Lanes(d); v is overwritten.
+// Every row's lanes are added in the same tree wherever the row sits among the N, so a row's
+// sum does not depend on the rows beside it (nor on the thread split). First within 128-bit
+// blocks of B lanes, a transposition that adds as it goes (pairs of vectors interleaved by
+// lanes, then, for floats, by pairs of lanes: v[m] then holds rows mB..mB+B-1 in each block,
+// a partial sum per block); then across blocks: halves by ConcatLowerLower / ConcatUpperUpper
+// (AVX2, AVX-512), AVX-512's quarters by one FoldLanes.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V SumsOfLanes(D d, V* v) {
+#if HWY_TARGET == HWY_SCALAR
+  (void)d;
+  return v[0];
+#else
+  using T = hn::TFromD<D>;
+  constexpr std::size_t kLanes = hn::MaxLanes(D());
+  constexpr std::size_t kBlock = std::min<std::size_t>(kLanes, 16 / sizeof(T));
+  constexpr std::size_t kBlocks = kLanes / kBlock;
+  static_assert(kBlock >= 2 && kBlock <= 4 && (kBlocks == 1 || kBlocks == 2 || kBlocks == 4),
+                "SumsOfLanes: vectors of 1, 2 or 4 blocks of 128 bits");
+  HWY_DASSERT(hn::Lanes(d) == kLanes);
+  InterleavedSums<hwy::MakeUnsigned<T>>(d, v, kLanes);
+  if constexpr (kBlock == 4) InterleavedSums<std::uint64_t>(d, v, kLanes / 2);
+  auto halves = [&](V a, V b) HWY_ATTR {
+    return hn::Add(hn::ConcatLowerLower(d, b, a), hn::ConcatUpperUpper(d, b, a));
+  };
+  if constexpr (kBlocks == 1) {
+    return v[0];
+  } else if constexpr (kBlocks == 2) {
+    return halves(v[0], v[1]);
+  } else {
+    return FoldLanes(d, halves(v[0], v[2]), halves(v[1], v[3]), kBlock);
+  }
+#endif
+}
+
+// Rows up to this length take the backward in groups (CenteredRowGroup), without a branch per
+// vector; longer rows one at a time.
 constexpr std::size_t kBranchFreeRow = 256;
+
+// The backward of up to N = Lanes(d) rows of length n <= kBranchFreeRow: the sums of each row
+// in vectors (sum s g and sum s, one accumulator pair per row), reduced all at once by
+// SumsOfLanes (lane r: row r), q = sum s g / sum s (or 0 where sum s = 0) by one vector
+// division, then dx = s (g - q) row by row with q broadcast from its lane. A row at a time
+// costs two reductions across lanes and a division that the centring waits for; here the group
+// shares them (measured 2.0x faster on rows of 16 floats, 1.3x on 64, 1.2x on 128; AVX-512).
+// For T = float the quotient is the one centering_shift takes through double (a quotient of
+// floats rounded once in double and again to float is the correctly rounded one). kVectors > 0:
+// n = kVectors N, the loops unrolled.
+template <WeightKind K, std::size_t kVectors, class D, class T = hn::TFromD<D>>
+HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t rows,
+                                 std::size_t n, hn::Vec<D> e) {
+  using V = hn::Vec<D>;
+  constexpr std::size_t kLanes = hn::MaxLanes(D());
+  // Weights of 0 or 1: s g is g where p is in the support (or the interior), 0 elsewhere, and
+  // dx the same of g - q; the products by 1 of the general formula left out (same bits).
+  constexpr bool kCounted = K == WeightKind::support || K == WeightKind::interior;
+  const std::size_t N = hn::Lanes(d);
+  const V zero = hn::Zero(d), one = hn::Set(d, T(1));
+  auto in_support = [&](V pv) HWY_ATTR {
+    if constexpr (K == WeightKind::support) {
+      return hn::Gt(pv, zero);
+    } else {
+      return hn::And(hn::Gt(pv, zero), hn::Lt(pv, one));
+    }
+  };
+  auto for_each = [&](std::size_t r, auto&& body) HWY_ATTR {
+    if constexpr (kVectors > 0) {
+      for (std::size_t j = 0; j < kVectors; ++j) {
+        const std::size_t at = r * n + j * N;
+        body(j * N, hn::LoadU(d, p + at), hn::LoadU(d, g + at), N);
+      }
+    } else {
+      ForEachVectorPair(d, p + r * n, g + r * n, n, body);
+    }
+  };
+  // Weights that cost a power (exp and log) or a square root are kept from the sums for the
+  // centring (entmax-1.5: 1.1-1.3x faster on rows of 64-128 than taking the roots again).
+  constexpr bool kKeep = K == WeightKind::power || K == WeightKind::sqrt;
+  alignas(kMaxBytes) T kept[kKeep ? kLanes * kBranchFreeRow + kLanes : 1];
+  V sg[kLanes], s[kLanes];
+  for (std::size_t r = 0; r < N; ++r) {
+    sg[r] = zero;
+    s[r] = zero;
+    if (r >= rows) continue;
+    for_each(r, [&](std::size_t i, V pv, V gv, std::size_t) HWY_ATTR {
+      if constexpr (kCounted) {
+        const auto m = in_support(pv);
+        sg[r] = hn::Add(sg[r], hn::IfThenElseZero(m, gv));
+        s[r] = hn::Add(s[r], hn::IfThenElseZero(m, one));
+      } else {
+        const V sv = Weight<K>(d, pv, e);
+        if constexpr (kKeep) hn::StoreU(sv, d, kept + r * n + i);
+        sg[r] = hn::MulAdd(sv, MaskedGradient<K>(d, sv, gv), sg[r]);
+        s[r] = hn::Add(s[r], sv);
+      }
+    });
+  }
+  const V sum_sg = SumsOfLanes(d, sg), sum_s = SumsOfLanes(d, s);
+  alignas(kMaxBytes) T q[kLanes];
+  hn::Store(hn::IfThenElseZero(hn::Gt(sum_s, zero), hn::Div(sum_sg, sum_s)), d, q);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const V qr = hn::Set(d, q[r]);
+    T* out = dx + r * n;
+    for_each(r, [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
+      if constexpr (kCounted) {
+        StorePartial(d, hn::IfThenElseZero(in_support(pv), hn::Sub(gv, qr)), out + i, lanes);
+      } else {
+        const V sv = kKeep ? hn::LoadU(d, kept + r * n + i) : Weight<K>(d, pv, e);
+        StorePartial(d, MaskedGradient<K>(d, sv, hn::Mul(sv, hn::Sub(gv, qr))), out + i, lanes);
+      }
+    });
+  }
+}
+
 // Longer rows skip the vectors of p that are all zero while the row before had at least this
 // share of them (see CenteredRows).
 constexpr double kSkipShare = 0.75;
 
-// Rows that fit in L1, one after another in one call: per row the sums, q = sum s g / sum s and
-// the centring, the same arithmetic as SumWeighted and WeightedCenter / CenterWeights (so the
-// same results to the bit), without a dispatch per pass and per row. Weights that cost a power
-// are computed once per row, into a stack block.
+// CenteredRowGroup over `rows` rows, N at a time.
+template <WeightKind K, class D, class T = hn::TFromD<D>>
+HWY_INLINE void CenteredRowGroups(D d, const T* p, const T* g, T* dx, std::size_t rows,
+                                    std::size_t n, hn::Vec<D> e) {
+  const std::size_t N = hn::Lanes(d);
+  for (std::size_t first = 0; first < rows; first += N) {
+    const std::size_t at = first * n;
+    if (n == N) {
+      CenteredRowGroup<K, 1>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
+    } else {
+      CenteredRowGroup<K, 0>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
+    }
+  }
+}
+
+// Rows longer than kBranchFreeRow (up to kMaxCenteredRow) one after another: per row the sums,
+// q = sum s g / sum s and the centring, the same arithmetic as SumWeighted and WeightedCenter /
+// CenterWeights (so the same results to the bit). Weights that cost a power are computed once
+// per row, into a stack block.
+template <WeightKind K, class D, class T = hn::TFromD<D>>
+HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size_t rows,
+                                   std::size_t n, hn::Vec<D> e) {
+  // Longer rows save g's cache lines (and entmax-1.5's square roots) by skipping where most
+  // vectors of p are zero, and lose a mispredicted branch per vector where the support is
+  // scattered over many (entmax-1.5 on rows of 512: skipping 1.6x faster on 4 N(0,1) scores,
+  // 2.5x slower on N(0,1)); they skip while the row before had at least kSkipShare of its
+  // vectors zero.
+  auto row = [&](auto skip, auto count, std::size_t at) HWY_ATTR -> std::size_t {
+    constexpr bool kSkip = decltype(skip)::value;
+    const WeightedSums sums = RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
+    return CenterRow<K, kSkip, decltype(count)::value>(d, p + at, g + at, dx + at, n, e,
+                                                       hn::Set(d, centering_shift<T>(sums)));
+  };
+  if constexpr (K == WeightKind::power) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t at = r * n;
+      alignas(kMaxBytes) T s[kMaxCenteredRow];
+      const WeightedSums sums = RowSums<K>(d, p + at, g + at, n, e, s);
+      CenterWeightsRow(d, s, g + at, dx + at, n, centering_shift<T>(sums));
+    }
+  } else if constexpr (!kZeroAtZero<K>) {
+    for (std::size_t r = 0; r < rows; ++r) row(std::false_type(), std::false_type(), r * n);
+  } else {
+    const std::size_t vectors = n / hn::Lanes(d);
+    bool skip = true;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t zero_vectors = skip ? row(std::true_type(), std::true_type(), r * n)
+                                            : row(std::false_type(), std::true_type(), r * n);
+      skip = static_cast<double>(zero_vectors) >= kSkipShare * static_cast<double>(vectors);
+    }
+  }
+}
+
+// Rows that fit in L1, one after another in one call, without a dispatch per pass and per row:
+// rows of up to kBranchFreeRow entries in groups of N (CenteredRowGroups; the groups skip no
+// zero vectors: a mispredicted branch per short row costs more than the cache line of g it
+// saves, measured 1.1-3.8x on rows of 16-128, AVX-512 and AVX2, an AMD EPYC, 2026-12-02), longer
+// ones row by row (CenteredLongRows).
 template <class T>
 void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n, const Weights<T>& w) {
   HWY_ASSERT(n <= kMaxCenteredRow);
@@ -571,37 +764,10 @@ void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n
   const auto e = hn::Set(d, w.e);
   WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
     constexpr WeightKind K = decltype(kind)::value;
-    // Short rows gain nothing from skipping the zero vectors and lose a mispredicted branch
-    // per row, which also keeps the next row from starting early: also entmax-1.5's, whose
-    // weights then cost a square root for every vector (measured 1.1-3.8x faster without
-    // skipping on rows of 16-128, AVX-512 and AVX2, an AMD EPYC, 2026-12-02). Longer rows save
-    // g's cache lines (and entmax-1.5's square roots) by skipping where most vectors of p are
-    // zero, and lose a mispredicted branch per vector where the support is scattered over
-    // many (entmax-1.5 on rows of 512: skipping 1.6x faster on 4 N(0,1) scores, 2.5x slower on
-    // N(0,1)); they skip while the row before had at least kSkipShare of its vectors zero.
-    auto row = [&](auto skip, auto count, std::size_t at) HWY_ATTR -> std::size_t {
-      constexpr bool kSkip = decltype(skip)::value;
-      const WeightedSums sums = RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
-      return CenterRow<K, kSkip, decltype(count)::value>(d, p + at, g + at, dx + at, n, e,
-                                                         centering_shift<T>(sums));
-    };
-    if constexpr (K == WeightKind::power) {
-      for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t at = r * n;
-        alignas(kMaxBytes) T s[kMaxCenteredRow];
-        const WeightedSums sums = RowSums<K>(d, p + at, g + at, n, e, s);
-        CenterWeightsRow(d, s, g + at, dx + at, n, centering_shift<T>(sums));
-      }
-    } else if (n <= kBranchFreeRow || !kZeroAtZero<K>) {
-      for (std::size_t r = 0; r < rows; ++r) row(std::false_type(), std::false_type(), r * n);
+    if (n <= kBranchFreeRow) {
+      CenteredRowGroups<K>(d, p, g, dx, rows, n, e);
     } else {
-      const std::size_t vectors = n / hn::Lanes(d);
-      bool skip = true;
-      for (std::size_t r = 0; r < rows; ++r) {
-        const std::size_t zero_vectors = skip ? row(std::true_type(), std::true_type(), r * n)
-                                              : row(std::false_type(), std::true_type(), r * n);
-        skip = static_cast<double>(zero_vectors) >= kSkipShare * static_cast<double>(vectors);
-      }
+      CenteredLongRows<K>(d, p, g, dx, rows, n, e);
     }
     return 0;
   });

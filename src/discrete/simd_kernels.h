@@ -181,8 +181,11 @@ struct Kernels {
   static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
                               T q);
   /// The whole backward of `rows` rows of length n <= kMaxCenteredRow (row-major, one after
-  /// another): dx = s (g - q), q = centering_shift(sum s g, sum s), row by row in one call, the
-  /// same results as weighted_sums and weighted_center. dx may equal p or g.
+  /// another): dx = s (g - q), q = sum s g / sum s (0 where sum s = 0), in one call. Rows of
+  /// up to 256 entries go N rows at a time, their sums reduced across lanes together (in another
+  /// order than weighted_sums': results within rounding of it); longer ones take the arithmetic
+  /// of weighted_sums and weighted_center, to the bit. Either way a row's dx does not depend on
+  /// the rows around it. dx may equal p or g.
   static void centered_rows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n,
                             const Weights<T>& w);
 };

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -604,15 +605,20 @@ void expect_centered_backward(Map map, LD alpha, std::span<const T> p, std::span
 }
 
 /// The backward against its closed form on every path: rows longer than
-/// simd::kMaxCenteredRow (a kernel call per pass and row; 5003, two threads), short rows in one
-/// call without a branch per vector (64) and with the zero vectors skipped or not (700: scores
-/// of N(0, 3^2), and in turn N(0, 0.3^2) and N(0, 12^2), whose supports take both), each map with
-/// a shared parameter, and entmax with a parameter per row in runs (1.25, 1.25, 2, 1.5, 1.5,
-/// 1.75, 1.25), whose rows of one run share their weights.
+/// simd::kMaxCenteredRow (a kernel call per pass and row; 5003, two threads), short rows in
+/// groups of one row per lane (up to 256 entries: lengths of one vector of every target and
+/// type, 1 to 16, with tails, 45 and 256, row counts that leave a partial group) and longer ones
+/// with the zero vectors skipped or not (700: scores of N(0, 3^2), and in turn N(0, 0.3^2) and
+/// N(0, 12^2), whose supports take both), each map with a shared parameter, and entmax with a
+/// parameter per row in runs (1.25, 1.25, 2, 1.5, 1.5, 1.75, 1.25), whose rows of one run share
+/// their weights. A short row's gradient is also the same to the bit when it is computed alone
+/// (first in its group) as among the others.
 template <class T>
 void check_centered_backward() {
   for (const sparcon::Rows rows :
-       {sparcon::Rows{2, 5003}, sparcon::Rows{37, 64}, sparcon::Rows{7, 700}, sparcon::Rows{8, 704}}) {
+       {sparcon::Rows{2, 5003}, sparcon::Rows{37, 64}, sparcon::Rows{23, 1}, sparcon::Rows{9, 2},
+        sparcon::Rows{17, 4}, sparcon::Rows{21, 8}, sparcon::Rows{19, 16}, sparcon::Rows{35, 45},
+        sparcon::Rows{18, 256}, sparcon::Rows{7, 700}, sparcon::Rows{8, 704}}) {
     SCOPED_TRACE("rows of " + std::to_string(rows.length));
     std::vector<T> x = to_type<T>(normal_values(rows.count, rows.length, 3.0, 94 + rows.length));
     if (rows.length == 704)
@@ -628,6 +634,7 @@ void check_centered_backward() {
     families.emplace_back("entmax, alpha per row",
                           family_of<T>(Map::entmax, sparcon::PerRow<T>(std::span<const T>(per_row_alpha))));
     for (const auto& [name, family] : families) {
+      if (family.map == Map::budget && static_cast<double>(rows.length) < 3.5) continue;
       SCOPED_TRACE(name);
       const Forward<T> out = run_forward(family, x, rows);
       std::vector<T> dx(x.size());
@@ -636,6 +643,16 @@ void check_centered_backward() {
         SCOPED_TRACE("row " + std::to_string(r));
         expect_centered_backward<T>(family.map, static_cast<LD>(family.parameter[r]), row_of(out.p, rows, r),
                                     row_of(g, rows, r), row_of(dx, rows, r));
+        if (rows.length > 256) continue;
+        const sparcon::Rows one{1, rows.length};
+        const std::span<const T> p_row = row_of(out.p, rows, r);
+        std::vector<T> alone(rows.length);
+        sparcon::backward<T>(family_of<T>(family.map, sparcon::PerRow<T>(family.parameter[r])), p_row,
+                             row_of(g, rows, r), std::span<T>(alone), one);
+        const std::span<const T> among = row_of(dx, rows, r);
+        ASSERT_TRUE(std::equal(alone.begin(), alone.end(), among.begin(), among.end(),
+                               [](T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }))
+            << "the row alone differs from the row among others";
       }
     }
   }
