@@ -627,8 +627,8 @@ constexpr std::size_t kBranchFreeRow = 256;
 // costs two reductions across lanes and a division that the centring waits for; here the group
 // shares them (measured 2.0x faster on rows of 16 floats, 1.3x on 64, 1.2x on 128; AVX-512).
 // For T = float the quotient is the one centering_shift takes through double (a quotient of
-// floats rounded once in double and again to float is the correctly rounded one). kVectors > 0:
-// n = kVectors N, the loops unrolled.
+// floats rounded once in double and again to float is the correctly rounded one). kVectors > 0
+// (rows of one vector take 1): n = kVectors N, the loops unrolled.
 template <WeightKind K, std::size_t kVectors, class D, class T = hn::TFromD<D>>
 HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t rows,
                                  std::size_t n, hn::Vec<D> e) {
@@ -699,16 +699,16 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
 // share of them (see CenteredLongRows), for vectors of `lanes` lanes: skipping gains a vector's
 // work where p is zero and costs a mispredicted branch where a zero vector and a non-zero one
 // alternate, so it pays above the share z with z G = (1 - z) M, G the gain (proportional to the
-// lanes) and M the misprediction; with M = 3 G(16 lanes), z = 48 / (48 + lanes): 0.75 for 16
-// lanes, 0.86 for 8. Measured on an AMD EPYC (2026-12-02, entmax-1.5 on rows of 512): with 16
-// floats, 0.75 between 0.7 and 0.8; with 8 (AVX2), 0.75 took 254 us on N(0,1) scores against
-// 185 with 0.85 (and 89 against 93 on 4 N(0,1)).
+// lanes) and M the misprediction; with M = 3 G_16 (G_16 the gain with 16 lanes),
+// z = 48 / (48 + lanes): 0.75 for 16 lanes, 0.86 for 8. Measured on an AMD EPYC (2026-12-02,
+// entmax-1.5 on rows of 512): with 16 floats, 0.75 between 0.7 and 0.8; with 8 (AVX2), 0.75
+// took 254 us on N(0,1) scores against 185 with 0.85 (and 89 against 93 on 4 N(0,1)).
 inline double SkipShare(std::size_t lanes) { return 48.0 / (48.0 + static_cast<double>(lanes)); }
 
 // CenteredRowGroup over `rows` rows, N at a time.
 template <WeightKind K, class D, class T = hn::TFromD<D>>
 HWY_INLINE void CenteredRowGroups(D d, const T* p, const T* g, T* dx, std::size_t rows,
-                                    std::size_t n, hn::Vec<D> e) {
+                                  std::size_t n, hn::Vec<D> e) {
   const std::size_t N = hn::Lanes(d);
   for (std::size_t first = 0; first < rows; first += N) {
     const std::size_t at = first * n;
