@@ -368,15 +368,29 @@ HWY_INLINE void ForEachVectorPair(D d, const T* p, const T* g, std::size_t n, Bo
   if (i < n) body(i, LoadTail(d, p + i, n - i, T(0)), LoadTail(d, g + i, n - i, T(0)), n - i);
 }
 
+// Weights of 0 or 1 (sparsemax's support, the budget's interior): sum s is a count of lanes.
+template <WeightKind K>
+constexpr bool kCountedWeight = K == WeightKind::support || K == WeightKind::interior;
+
+// Where s(p) = 1 for weights of 0 or 1: p > 0 (support), 0 < p < 1 (interior).
+template <WeightKind K, class D, class V>
+HWY_INLINE auto WeightMask(D d, V p) {
+  static_assert(kCountedWeight<K>);
+  using T = hn::TFromD<D>;
+  if constexpr (K == WeightKind::support) {
+    return hn::Gt(p, hn::Zero(d));
+  } else {
+    return hn::And(hn::Gt(p, hn::Zero(d)), hn::Lt(p, hn::Set(d, T(1))));
+  }
+}
+
 // s(p) for one vector; the kind is a template parameter so that the loops carry no switch.
 template <WeightKind K, class D, class V>
 HWY_INLINE V Weight(D d, V p, V e) {
   using T = hn::TFromD<D>;
   const auto zero = hn::Zero(d), one = hn::Set(d, T(1));
-  if constexpr (K == WeightKind::support) {
-    return hn::IfThenElseZero(hn::Gt(p, zero), one);
-  } else if constexpr (K == WeightKind::interior) {
-    return hn::IfThenElseZero(hn::And(hn::Gt(p, zero), hn::Lt(p, one)), one);
+  if constexpr (kCountedWeight<K>) {
+    return hn::IfThenElseZero(WeightMask<K>(d, p), one);
   } else if constexpr (K == WeightKind::identity) {
     return p;
   } else if constexpr (K == WeightKind::sqrt) {
@@ -407,6 +421,12 @@ HWY_INLINE V MaskedGradient(D d, V s, V g) {
   }
 }
 
+// dx = s (g - q) for one vector of weights s, 0 where s = 0 (see MaskedGradient).
+template <WeightKind K, class D, class V>
+HWY_INLINE V CenteredGradient(D d, V s, V g, V q) {
+  return MaskedGradient<K>(d, s, hn::Mul(s, hn::Sub(g, q)));
+}
+
 // Calls f(std::integral_constant<WeightKind, K>) for the runtime kind.
 template <class F>
 HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
@@ -427,7 +447,7 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
   // Weights of 0 or 1: sum s is a count of lanes, exact, with no vector reduction to wait for.
-  constexpr bool kCounted = K == WeightKind::support || K == WeightKind::interior;
+  constexpr bool kCounted = kCountedWeight<K>;
   WeightedSums out;
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
     const std::size_t length = std::min(kBlock, n - begin);
@@ -478,13 +498,13 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
 // dx = s (g - q) for one row, s = s(p) of kind K (0, without reading g, where p is all 0).
 // Returns the number of whole vectors of p that are all 0 where Skip or Count (else 0).
 template <WeightKind K, bool Skip = kZeroAtZero<K>, bool Count = false, class D, class T = hn::TFromD<D>>
-HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e,
-                                 hn::Vec<D> qv) {
+HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e, T q) {
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
+  const V qv = hn::Set(d, q);
   auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
     const auto sv = Weight<K>(d, pv, e);
-    StorePartial(d, MaskedGradient<K>(d, sv, hn::Mul(sv, hn::Sub(gv, qv))), dx + i, lanes);
+    StorePartial(d, CenteredGradient<K>(d, sv, gv, qv), dx + i, lanes);
   };
   std::size_t i = 0, zero_vectors = 0;
   for (; i + N <= n; i += N) {
@@ -514,7 +534,7 @@ HWY_INLINE void CenterWeightsRow(D d, const T* s, const T* g, T* dx, std::size_t
   const std::size_t N = hn::Lanes(d);
   const V qv = hn::Set(d, q);
   auto center = [&](V sv, V gv) HWY_ATTR {
-    return MaskedGradient<WeightKind::power>(d, sv, hn::Mul(sv, hn::Sub(gv, qv)));
+    return CenteredGradient<WeightKind::power>(d, sv, gv, qv);
   };
   std::size_t i = 0;
   for (; i + N <= n; i += N) {
@@ -544,7 +564,7 @@ void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<
   const hn::ScalableTag<T> d;
   const auto e = hn::Set(d, w.e);
   WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    CenterRow<decltype(kind)::value>(d, p, g, dx, n, e, hn::Set(d, q));
+    CenterRow<decltype(kind)::value>(d, p, g, dx, n, e, q);
     return 0;
   });
 }
@@ -636,16 +656,9 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
   constexpr std::size_t kLanes = hn::MaxLanes(D());
   // Weights of 0 or 1: s g is g where p is in the support (or the interior), 0 elsewhere, and
   // dx the same of g - q; the products by 1 of the general formula left out (same bits).
-  constexpr bool kCounted = K == WeightKind::support || K == WeightKind::interior;
+  constexpr bool kCounted = kCountedWeight<K>;
   const std::size_t N = hn::Lanes(d);
   const V zero = hn::Zero(d), one = hn::Set(d, T(1));
-  auto in_support = [&](V pv) HWY_ATTR {
-    if constexpr (K == WeightKind::support) {
-      return hn::Gt(pv, zero);
-    } else {
-      return hn::And(hn::Gt(pv, zero), hn::Lt(pv, one));
-    }
-  };
   auto for_each = [&](std::size_t r, auto&& body) HWY_ATTR {
     if constexpr (kVectors > 0) {
       for (std::size_t j = 0; j < kVectors; ++j) {
@@ -667,7 +680,7 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
     if (r >= rows) continue;
     for_each(r, [&](std::size_t i, V pv, V gv, std::size_t) HWY_ATTR {
       if constexpr (kCounted) {
-        const auto m = in_support(pv);
+        const auto m = WeightMask<K>(d, pv);
         sg[r] = hn::Add(sg[r], hn::IfThenElseZero(m, gv));
         s[r] = hn::Add(s[r], hn::IfThenElseZero(m, one));
       } else {
@@ -686,10 +699,10 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
     T* out = dx + r * n;
     for_each(r, [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
       if constexpr (kCounted) {
-        StorePartial(d, hn::IfThenElseZero(in_support(pv), hn::Sub(gv, qr)), out + i, lanes);
+        StorePartial(d, hn::IfThenElseZero(WeightMask<K>(d, pv), hn::Sub(gv, qr)), out + i, lanes);
       } else {
         const V sv = kKeep ? hn::LoadU(d, kept + r * n + i) : Weight<K>(d, pv, e);
-        StorePartial(d, MaskedGradient<K>(d, sv, hn::Mul(sv, hn::Sub(gv, qr))), out + i, lanes);
+        StorePartial(d, CenteredGradient<K>(d, sv, gv, qr), out + i, lanes);
       }
     });
   }
@@ -736,7 +749,7 @@ HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size
     constexpr bool kSkip = decltype(skip)::value;
     const WeightedSums sums = RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
     return CenterRow<K, kSkip, decltype(count)::value>(d, p + at, g + at, dx + at, n, e,
-                                                       hn::Set(d, centering_shift<T>(sums)));
+                                                       centering_shift<T>(sums));
   };
   if constexpr (K == WeightKind::power) {
     for (std::size_t r = 0; r < rows; ++r) {
