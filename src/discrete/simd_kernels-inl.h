@@ -1123,9 +1123,9 @@ HWY_INLINE void SortLanesDescending(D, hn::Vec<D>* v, std::index_sequence<I...>)
 }
 
 // The thresholds of sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) for hn::Lanes(double)
-// rows at once, row l in lane l, from a block whose columns [0, n) hold each row's entries (or
-// its candidates: every entry above max - 1/a, the maximum among them), padded with -inf (the
-// columns [n, Size) are taken as -inf; Size is a power of two). A row of a few entries (or
+// rows at once, row l in lane l, from the columns y[0, Size) in double (sorted in place), whose
+// lane l holds row l's entries (or its candidates: every entry above max - 1/a, the maximum
+// among them), padded with -inf (Size is a power of two). A row of a few entries (or
 // candidates) is otherwise all fixed cost: passes that each end in a horizontal reduction; here
 // the lanes share them. The columns, in double, are sorted in each lane by a sorting network and
 // the support found in sorted order with y = x - max (y_0 = 0 >= y_1 >= ...) from
@@ -1141,27 +1141,14 @@ HWY_INLINE void SortLanesDescending(D, hn::Vec<D>* v, std::index_sequence<I...>)
 //   offset = sqrt((1 - a^2 (F_K - G_K^2 / K)) / K) - a mean_S y.
 // Padding and masked entries (-inf) give d = +inf or NaN, which fails both criteria. Stores each
 // lane's maximum and offset; returns false, having stored nothing, when a lane has no finite
-// maximum (a NaN or +inf entry, or every entry -inf). The block may hold more columns than
-// Size (Capacity); only the first Size are read.
-template <std::size_t Size, std::size_t Capacity, class T>
-HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t n, int k, double* maxima,
-                               double* offsets) {
-  static_assert(Size <= Capacity);
-  const hn::ScalableTag<double> d;
-  using V = hn::Vec<decltype(d)>;
-  const hn::Rebind<T, decltype(d)> dt;
+// maximum (a NaN or +inf entry, or every entry -inf).
+template <std::size_t Size, class D>
+HWY_INLINE bool SolveTinyColumns(D d, hn::Vec<D>* y, int k, double* maxima, double* offsets) {
+  using V = hn::Vec<D>;
   const V zero = hn::Zero(d), one = hn::Set(d, 1.0);
   const V minus_inf = hn::Set(d, -kInf<double>), infinity = hn::Set(d, kInf<double>);
-  V y[Size];
   auto unusable = hn::Lt(zero, zero);  // no lane yet
-  for (std::size_t j = 0; j < Size; ++j) {
-    if (j < n) {
-      y[j] = PromoteColumn(d, hn::Load(dt, block.columns[j]));
-      unusable = hn::Or(unusable, hn::Not(hn::Lt(y[j], infinity)));  // NaN or +inf
-    } else {
-      y[j] = minus_inf;
-    }
-  }
+  for (std::size_t j = 0; j < Size; ++j) unusable = hn::Or(unusable, hn::Not(hn::Lt(y[j], infinity)));  // NaN or +inf
   if (!hn::AllFalse(d, unusable)) return false;
   SortLanesDescending<Size>(d, y, std::make_index_sequence<kOddEvenMergePairs<Size>.size()>());
   const V max = y[0];
@@ -1201,6 +1188,20 @@ HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t 
   hn::Store(max, d, maxima);
   hn::Store(offset, d, offsets);
   return true;
+}
+
+// SolveTinyColumns on the columns [0, n) of a block (the others taken as -inf); the block may hold
+// more columns than Size (Capacity), only the first Size are read.
+template <std::size_t Size, std::size_t Capacity, class T>
+HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t n, int k, double* maxima,
+                               double* offsets) {
+  static_assert(Size <= Capacity);
+  const hn::ScalableTag<double> d;
+  const hn::Rebind<T, decltype(d)> dt;
+  hn::Vec<decltype(d)> y[Size];
+  for (std::size_t j = 0; j < Size; ++j)
+    y[j] = j < n ? PromoteColumn(d, hn::Load(dt, block.columns[j])) : hn::Set(d, -kInf<double>);
+  return SolveTinyColumns<Size>(d, y, k, maxima, offsets);
 }
 
 // One row's threshold for the write: the row's maximum and p = [a (x - max) + offset]_+^k, with
@@ -1331,28 +1332,6 @@ HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, i
 
 // ---- the fused short row ---------------------------------------------------------------------
 
-// Lane l of the block's columns [0, Size) := buffer[0, count), then -inf. Where a vector of T
-// has Size lanes (AVX-512, sparsemax's 16 floats) by one scatter (measured 8-16% faster on rows
-// of 64-128, an AMD EPYC); otherwise by scalar stores (two scatters for entmax-1.5's 32 columns
-// measured 3-4% slower than the stores).
-template <std::size_t Size, class T>
-HWY_INLINE void FillBlockLane(const T* buffer, std::size_t count, TinyBlock<Size, T>& block, std::size_t l) {
-#if HWY_TARGET <= HWY_AVX3
-  constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
-  const hn::ScalableTag<T> d;
-  const hn::RebindToSigned<decltype(d)> di;
-  using TI = hn::TFromD<decltype(di)>;
-  const std::size_t N = hn::Lanes(d);
-  if (Size == N) {
-    const auto stride = hn::Mul(hn::Iota(di, 0), hn::Set(di, static_cast<TI>(kLanes)));
-    const auto v = hn::IfThenElse(hn::FirstN(d, count), hn::LoadU(d, buffer), hn::Set(d, -kInf<T>));
-    hn::ScatterIndex(v, d, &block.columns[0][l], stride);
-    return;
-  }
-#endif
-  for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? buffer[j] : -kInf<T>;
-}
-
 // The longest rows, and the most bytes of rows, that ShortRows takes in groups of lanes (half
 // of a 32 KiB L1). Measured: rows of 64 and 128 gain on AVX-512 and AVX2; rows of 512 lost up to
 // 10% for entmax-1.5 (AVX2) while their candidates mostly exceeded the block, and since
@@ -1361,6 +1340,116 @@ HWY_INLINE void FillBlockLane(const T* buffer, std::size_t count, TinyBlock<Size
 // (128 KiB) read again from L2 by the writes.
 constexpr std::size_t kMaxGroupedRow = 512;
 constexpr std::size_t kMaxGroupBytes = 16384;
+
+// The block of a group of rows in ShortRows: row l's candidates are collected into Slot(l,
+// buffer) (room for kMaxGroupedRow + kMaxLanes), Add(l, count) puts them (count <= Size) in
+// lane l, Solve<S> finds the thresholds of the columns [0, S) by SolveTinyColumns (S = Size, or
+// 16 when no row has more). A lane that no row was added to since the last Solve keeps finite
+// values (the maximum 0 alone at first, then an earlier row's candidates), whose threshold is
+// computed and not used.
+template <std::size_t Size, class T>
+struct GroupBlock {
+  TinyBlock<Size, T> block;
+  const T* added = nullptr;
+
+  GroupBlock() {
+    for (std::size_t j = 0; j < Size; ++j)
+      for (auto& entry : block.columns[j]) entry = j == 0 ? T(0) : -kInf<T>;
+  }
+  // Every row into the same buffer: Add moves them into the block right away.
+  T* Slot(std::size_t, T* buffer) {
+    added = buffer;
+    return buffer;
+  }
+  // By scalar stores as each row is collected, so that they have retired when Solve's vector
+  // loads read the columns.
+  void Add(std::size_t l, std::size_t count) {
+    for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? added[j] : -kInf<T>;
+  }
+  template <std::size_t S>
+  void Solve(int k, double* maxima, double* offsets) {
+    SolveTinyBlock<S>(block, S, k, maxima, offsets);
+  }
+};
+
+#if HWY_TARGET <= HWY_AVX3
+// y[j] = column j (j < 16) of the 8 rows of 16 floats, in double, row l in lane l: the rows
+// interleaved by pairs of floats, then of doubles (u[j], u[4 + j]: rows 0-3 and 4-7 of column
+// 4b + j in 128-bit block b), then whole blocks regrouped.
+template <class DD>
+HWY_INLINE void ColumnsOfRows(DD, const __m512* rows, hn::Vec<DD>* y) {
+  __m512 t[8], u[8];
+  for (int p = 0; p < 4; ++p) {
+    t[2 * p] = _mm512_unpacklo_ps(rows[2 * p], rows[2 * p + 1]);
+    t[2 * p + 1] = _mm512_unpackhi_ps(rows[2 * p], rows[2 * p + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {
+    const __m512d a = _mm512_castps_pd(t[4 * h]), b = _mm512_castps_pd(t[4 * h + 2]);
+    const __m512d c = _mm512_castps_pd(t[4 * h + 1]), e = _mm512_castps_pd(t[4 * h + 3]);
+    u[4 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    u[4 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    u[4 * h + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, e));
+    u[4 * h + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, e));
+  }
+  auto lower = [](__m512 v) HWY_ATTR { return hn::Vec<DD>{_mm512_cvtps_pd(_mm512_castps512_ps256(v))}; };
+  auto upper = [](__m512 v) HWY_ATTR {
+    return hn::Vec<DD>{_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))};
+  };
+  for (int j = 0; j < 4; ++j) {
+    const __m512 low = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 high = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512 first = _mm512_shuffle_f32x4(low, low, _MM_SHUFFLE(3, 1, 2, 0));     // columns j, 4 + j
+    const __m512 second = _mm512_shuffle_f32x4(high, high, _MM_SHUFFLE(3, 1, 2, 0));  // 8 + j, 12 + j
+    y[j] = lower(first);
+    y[4 + j] = upper(first);
+    y[8 + j] = lower(second);
+    y[12 + j] = upper(second);
+  }
+}
+// Floats on AVX-512 (measured 1.1-1.2x faster than a scatter or scalar stores per row on rows
+// of 64-128, an AMD EPYC, 2026-12-03): each row is collected into a slot of its own, and Solve
+// loads the rows added as one or two vectors of 16 (by then the stores that put them there have
+// long retired: loaded right after them, a vector across several fresh stores waits for them)
+// and turns the 8 rows into the block's columns in registers (ColumnsOfRows).
+template <std::size_t Size>
+struct GroupBlock<Size, float> {
+  static constexpr std::size_t kHalves = Size / 16, kRows = 8;
+  static_assert(Size == 16 || Size == 32);
+  alignas(kMaxBytes) float slots[kRows][kMaxGroupedRow + 16];
+  __m512 rows[kHalves][kRows];
+  bool pending[kRows] = {};
+  std::size_t counts[kRows] = {};
+
+  GroupBlock() {
+    for (std::size_t l = 0; l < kRows; ++l) {
+      rows[0][l] = _mm512_mask_mov_ps(_mm512_set1_ps(-kInf<float>), 1, _mm512_setzero_ps());
+      if constexpr (kHalves == 2) rows[1][l] = _mm512_set1_ps(-kInf<float>);
+    }
+  }
+  float* Slot(std::size_t l, float*) { return slots[l]; }
+  void Add(std::size_t l, std::size_t count) {
+    pending[l] = true;
+    counts[l] = count;
+  }
+  template <std::size_t S>
+  void Solve(int k, double* maxima, double* offsets) {
+    const hn::ScalableTag<double> dd;
+    static_assert(hn::MaxLanes(decltype(dd)()) == kRows && S <= Size && S % 16 == 0);
+    for (std::size_t l = 0; l < kRows; ++l) {
+      if (!pending[l]) continue;
+      for (std::size_t h = 0; h < S / 16; ++h) {
+        const std::size_t in_half = std::min<std::size_t>(16, counts[l] - std::min<std::size_t>(counts[l], 16 * h));
+        rows[h][l] = _mm512_mask_loadu_ps(_mm512_set1_ps(-kInf<float>), static_cast<__mmask16>((1u << in_half) - 1),
+                                          slots[l] + 16 * h);
+      }
+      pending[l] = false;
+    }
+    hn::Vec<decltype(dd)> y[S];
+    for (std::size_t h = 0; h < S / 16; ++h) ColumnsOfRows(dd, rows[h], y + 16 * h);
+    SolveTinyColumns<S>(dd, y, k, maxima, offsets);
+  }
+};
+#endif
 
 // Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows), so
 // that a row costs no call, allocation or dispatch. Per row the maximum and the collection of
@@ -1380,24 +1469,25 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
   // The last row's lower bound of lambda from NarrowCandidates, Newton's start.
   double lower = 0;
-  // The candidates of row r into buffer, *max its maximum; 0 when the maximum is not finite
-  // (NaN, +inf or all -inf: the caller's row). More than the pairwise kernels take are narrowed.
-  auto collect = [&](std::size_t r, T* max, std::size_t limit) HWY_ATTR -> std::size_t {
+  // The candidates of row r into out (room for n + kMaxLanes), *max its maximum; 0 when the
+  // maximum is not finite (NaN, +inf or all -inf: the caller's row). More than `limit` are
+  // narrowed.
+  auto collect = [&](std::size_t r, T* max, std::size_t limit, T* out) HWY_ATTR -> std::size_t {
     const T* row = x + r * n;
     *max = Max(row, n);
     if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-    const std::size_t count = Collect(row, n, CandidateThreshold(*max, gap, -kInf<T>), buffer);
+    const std::size_t count = Collect(row, n, CandidateThreshold(*max, gap, -kInf<T>), out);
     lower = 0;
-    return count <= limit ? count : NarrowCandidates(buffer, count, *max, k, limit, &lower);
+    return count <= limit ? count : NarrowCandidates(out, count, *max, k, limit, &lower);
   };
-  // The threshold from the count candidates in buffer; false beyond kMaxFusedCandidates.
-  auto solve = [&](std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {
+  // The threshold from the count candidates at c; false beyond kMaxFusedCandidates.
+  auto solve = [&](const T* candidates, std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {
     if (count <= pairwise) {
       PaddedCandidates c;
-      PadShifted(buffer, count, max, c);
+      PadShifted(candidates, count, max, c);
       *t = RowThreshold<T>::FromOffset(max, k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a), k);
     } else if (count <= kMaxFusedCandidates) {
-      ShiftedToDouble(buffer, count, max, y);
+      ShiftedToDouble(candidates, count, max, y);
       if (k == 1) {
         *t = RowThreshold<T>::FromOffset(max, MichelotOffset(y, count, a), k);
       } else {
@@ -1417,8 +1507,8 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto row_done = [&](std::size_t r) HWY_ATTR {
     T max;
     RowThreshold<T> t;
-    const std::size_t count = collect(r, &max, pairwise);
-    if (count == 0 || !solve(count, max, &t)) return false;
+    const std::size_t count = collect(r, &max, pairwise, buffer);
+    if (count == 0 || !solve(buffer, count, max, &t)) return false;
     write(r, t);
     return true;
   };
@@ -1435,17 +1525,14 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   if (n <= 16) return TinyRows<16>(x, p, tau, rows, n, k, row_done);
   if (n <= 32 && k == 2) return TinyRows<32>(x, p, tau, rows, n, k, row_done);
   // Size: the most candidates of a row in the block (rows with more are narrowed to it first);
-  // Narrow (<= Size): the block's size when no row of the group has more (the sorting network
-  // of 16 costs a third of that of 32).
-  auto grouped = [&](auto size, auto narrow) HWY_ATTR -> std::size_t {
-    constexpr std::size_t Size = decltype(size)::value, Narrow = decltype(narrow)::value;
+  // the block is solved at 16 columns when no row of the group has more (the sorting network of
+  // 16 costs a third of that of 32). Each row of a group is collected into a slot of its own,
+  // which GroupBlock may read only when the group is solved.
+  auto grouped = [&](auto size) HWY_ATTR -> std::size_t {
+    constexpr std::size_t Size = decltype(size)::value, Narrow = 16;
     constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
     const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
-    // A lane whose row is solved on its own keeps the candidates of an earlier row (or this
-    // start: the maximum 0 alone): finite values, whose threshold is computed and not used.
-    TinyBlock<Size, T> block;
-    for (std::size_t j = 0; j < Size; ++j)
-      for (std::size_t l = 0; l < kLanes; ++l) block.columns[j][l] = j == 0 ? T(0) : -kInf<T>;
+    GroupBlock<Size, T> block;
     RowThreshold<T> thresholds[kLanes];
     bool in_block[kLanes];
     alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
@@ -1453,9 +1540,9 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block, bool wide) HWY_ATTR {
       if (any_in_block) {  // finite lanes only
         if (wide) {
-          SolveTinyBlock<Size>(block, Size, k, maxima, offsets);
+          block.template Solve<Size>(k, maxima, offsets);
         } else {
-          SolveTinyBlock<Narrow>(block, Narrow, k, maxima, offsets);
+          block.template Solve<Narrow>(k, maxima, offsets);
         }
       }
       for (std::size_t l = 0; l < lanes; ++l) {
@@ -1468,13 +1555,14 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       bool any_in_block = false, wide = false;
       for (std::size_t l = 0; l < L; ++l) {
         T max;
-        const std::size_t count = collect(r + l, &max, Size);
+        T* candidates = block.Slot(l, buffer);
+        const std::size_t count = collect(r + l, &max, Size, candidates);
         in_block[l] = count != 0 && count <= Size;
         if (in_block[l]) {
-          FillBlockLane(buffer, count, block, l);
+          block.Add(l, count);
           any_in_block = true;
           wide = wide || count > Narrow;
-        } else if (count == 0 || !solve(count, max, &thresholds[l])) {
+        } else if (count == 0 || !solve(candidates, count, max, &thresholds[l])) {
           write_group(r, l, any_in_block, wide);  // the rows before, then this one is the caller's
           return r + l;
         }
@@ -1486,9 +1574,8 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // A group's rows are read again by the writes after the last one's collection.
   if (n > kMaxGroupedRow || n * hn::Lanes(hn::ScalableTag<double>()) * sizeof(T) > kMaxGroupBytes)
     return one_by_one(0);
-  using Sixteen = std::integral_constant<std::size_t, 16>;
-  return k == 1 ? grouped(Sixteen(), Sixteen())
-                : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>(), Sixteen());
+  return k == 1 ? grouped(std::integral_constant<std::size_t, 16>())
+                : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>());
 }
 
 }  // namespace
