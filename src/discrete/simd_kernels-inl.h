@@ -1162,6 +1162,11 @@ HWY_INLINE bool SolveTinyColumns(D d, hn::Vec<D>* y, int k, double* maxima, doub
       const V yi = hn::Sub(y[i], max), gap = hn::Sub(y[i - 1], y[i]);
       g = hn::MulAdd(hn::Set(d, static_cast<double>(i)), gap, g);
       const auto in = hn::Gt(hn::NegMulAdd(a_vector, g, one), zero);
+      // The criterion is monotone: once no lane keeps entry i, no later entry is kept (a
+      // sparsemax support is mostly a few of the candidates: 1.08-1.14x faster on rows of 16,
+      // 1.03-1.05x on 64, within 3% beyond; entmax-1.5's is most of them, and the same exit
+      // lost 5% on its rows of 16; AMD EPYC, 2026-12-03).
+      if (hn::AllFalse(d, in)) break;
       support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, hn::Mul(a_vector, yi)));
       size = hn::Add(size, hn::IfThenElseZero(in, one));
     }
