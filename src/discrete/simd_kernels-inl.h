@@ -1270,9 +1270,9 @@ HWY_INLINE void ColumnsOfRows(DD, const __m512* rows, hn::Vec<DD>* y) {
 // SolveTinyColumns leaves and the last rows, fewer than a block, go one by one to row_done(r),
 // which returns false for a row it leaves to the caller. Returns that row's index, or rows.
 // Floats on AVX-512 load each row as one or two vectors and turn the 8 into columns in registers
-// (ColumnsOfRows; about 2% faster on rows of 16 than the block, an AMD EPYC, 2026-12-03); elsewhere the rows are
-// transposed into a block by scalar stores, the next block before the current one is solved (a
-// vector load across fresh stores waits for them to retire).
+// (ColumnsOfRows; 1-2% faster on rows of 16 than the block, within noise, an AMD EPYC,
+// 2026-12-03); elsewhere the rows are transposed into a block by scalar stores, the next block
+// before the current one is solved (a vector load across fresh stores waits for them to retire).
 template <std::size_t Size, class T, class RowDone>
 HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 RowDone&& row_done) {
@@ -1488,11 +1488,11 @@ struct GroupBlock<Size, float> {
 // the candidates (the entries above max - 1/a); rows of up to kMaxTinyLinearRow /
 // kMaxTinyQuadraticRow entries skip the collection and go a block of lanes at a time (TinyRows).
 // Longer rows (up to kMaxGroupedRow) go in groups of lanes too, in L1: a group's rows with at
-// most Size candidates (16 for k = 1, 32 for k = 2) have them moved into one block, whose
-// thresholds SolveTinyBlock finds at once; a row with more, or in a longer row, takes the
-// pairwise criterion (up to kPairwiseLinear / kPairwiseQuadratic candidates) or the general
-// solvers' steps on a block of its candidates on the stack (threshold.cc: Michelot's passes for
-// k = 1, Newton with the closed form for k = 2).
+// most Size candidates (16 for k = 1, 32 for k = 2) have them moved into one block
+// (GroupBlock), whose thresholds SolveTinyColumns finds at once; a row with more, or in a
+// longer row, takes the pairwise criterion (up to kPairwiseLinear / kPairwiseQuadratic
+// candidates) or the general solvers' steps on a block of its candidates on the stack
+// (threshold.cc: Michelot's passes for k = 1, Newton with the closed form for k = 2).
 template <class T>
 std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {
   const double a = ShortRowScale(k);
@@ -1512,7 +1512,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     lower = 0;
     return count <= limit ? count : NarrowCandidates(out, count, *max, k, limit, &lower);
   };
-  // The threshold from the count candidates at c; false beyond kMaxFusedCandidates.
+  // The threshold from the count candidates at `candidates`; false beyond kMaxFusedCandidates.
   auto solve = [&](const T* candidates, std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {
     if (count <= pairwise) {
       PaddedCandidates c;
