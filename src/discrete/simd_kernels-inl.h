@@ -40,7 +40,7 @@ constexpr T kInf = std::numeric_limits<T>::infinity();
 // The widest vector of any target, for padded tails.
 constexpr std::size_t kMaxBytes = HWY_MAX_BYTES < 64 ? 64 : HWY_MAX_BYTES;
 
-// The first `lanes` (< N) entries of x as a vector, the other lanes `pad`. Where masked loads
+// The first `lanes` (<= N) entries of x as a vector, the other lanes `pad`. Where masked loads
 // cannot fault (AVX-512) a masked load, which never reads outside x; elsewhere through a padded
 // stack block (whose vector load waits for the scalar stores to retire: a store-forwarding
 // stall of some 15 cycles, which matters for the short candidate lists of the solvers).
@@ -1231,6 +1231,12 @@ HWY_INLINE void WriteShortRow(const T* x, T* p, T* tau, std::size_t n, int k, co
 }
 
 #if HWY_TARGET <= HWY_AVX3
+// Entries [16 h, 16 h + 16) of the first `count` at x as a vector, the other lanes -inf.
+HWY_INLINE __m512 SixteenOf(const float* x, std::size_t count, std::size_t h) {
+  const std::size_t lanes = std::min<std::size_t>(16, count - std::min(count, 16 * h));
+  return LoadTail(hn::ScalableTag<float>(), x + 16 * h, lanes, -kInf<float>).raw;
+}
+
 // y[j] = column j (j < 16) of the 8 rows of 16 floats, in double, row l in lane l: the rows
 // interleaved by pairs of floats, then of doubles (u[j], u[4 + j]: rows 0-3 and 4-7 of column
 // 4b + j in 128-bit block b), then whole blocks regrouped.
@@ -1287,11 +1293,7 @@ HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std:
       constexpr std::size_t kHalves = Size <= 16 ? 1 : 2;
       __m512 loaded[kHalves][8];
       for (std::size_t l = 0; l < 8; ++l) {
-        for (std::size_t h = 0; h < kHalves; ++h) {
-          const std::size_t lanes = std::min<std::size_t>(16, n - std::min<std::size_t>(n, 16 * h));
-          loaded[h][l] = _mm512_mask_loadu_ps(_mm512_set1_ps(-kInf<float>), static_cast<__mmask16>((1u << lanes) - 1),
-                                              x + (r + l) * n + 16 * h);
-        }
+        for (std::size_t h = 0; h < kHalves; ++h) loaded[h][l] = SixteenOf(x + (r + l) * n, n, h);
       }
       hn::Vec<decltype(dd)> y[16 * kHalves];
       for (std::size_t h = 0; h < kHalves; ++h) ColumnsOfRows(dd, loaded[h], y + 16 * h);
@@ -1407,29 +1409,25 @@ constexpr std::size_t kMaxGroupedRow = 512;
 constexpr std::size_t kMaxGroupBytes = 16384;
 
 // The block of a group of rows in ShortRows: row l's candidates are collected into Slot(l,
-// buffer) (room for kMaxGroupedRow + kMaxLanes), Add(l, count) puts them (count <= Size) in
-// lane l, Solve<S> finds the thresholds of the columns [0, S) by SolveTinyColumns (S = Size, or
+// buffer) (room for kMaxGroupedRow + kMaxLanes), Add(l, candidates, count) puts them
+// (count <= Size, candidates the slot) in lane l, Solve<S> finds the thresholds of the columns [0, S) by SolveTinyColumns (S = Size, or
 // 16 when no row has more). A lane that no row was added to since the last Solve keeps finite
 // values (the maximum 0 alone at first, then an earlier row's candidates), whose threshold is
 // computed and not used.
 template <std::size_t Size, class T>
 struct GroupBlock {
   TinyBlock<Size, T> block;
-  const T* added = nullptr;
 
   GroupBlock() {
     for (std::size_t j = 0; j < Size; ++j)
       for (auto& entry : block.columns[j]) entry = j == 0 ? T(0) : -kInf<T>;
   }
   // Every row into the same buffer: Add moves them into the block right away.
-  T* Slot(std::size_t, T* buffer) {
-    added = buffer;
-    return buffer;
-  }
+  T* Slot(std::size_t, T* buffer) { return buffer; }
   // By scalar stores as each row is collected, so that they have retired when Solve's vector
   // loads read the columns.
-  void Add(std::size_t l, std::size_t count) {
-    for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? added[j] : -kInf<T>;
+  void Add(std::size_t l, const T* candidates, std::size_t count) {
+    for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? candidates[j] : -kInf<T>;
   }
   template <std::size_t S>
   void Solve(int k, double* maxima, double* offsets) {
@@ -1459,7 +1457,7 @@ struct GroupBlock<Size, float> {
     }
   }
   float* Slot(std::size_t l, float*) { return slots[l]; }
-  void Add(std::size_t l, std::size_t count) {
+  void Add(std::size_t l, const float*, std::size_t count) {  // the candidates are slots[l]
     pending[l] = true;
     counts[l] = count;
   }
@@ -1469,11 +1467,7 @@ struct GroupBlock<Size, float> {
     static_assert(hn::MaxLanes(decltype(dd)()) == kRows && S <= Size && S % 16 == 0);
     for (std::size_t l = 0; l < kRows; ++l) {
       if (!pending[l]) continue;
-      for (std::size_t h = 0; h < S / 16; ++h) {
-        const std::size_t in_half = std::min<std::size_t>(16, counts[l] - std::min<std::size_t>(counts[l], 16 * h));
-        rows[h][l] = _mm512_mask_loadu_ps(_mm512_set1_ps(-kInf<float>), static_cast<__mmask16>((1u << in_half) - 1),
-                                          slots[l] + 16 * h);
-      }
+      for (std::size_t h = 0; h < S / 16; ++h) rows[h][l] = SixteenOf(slots[l], counts[l], h);
       pending[l] = false;
     }
     hn::Vec<decltype(dd)> y[S];
@@ -1591,7 +1585,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         const std::size_t count = collect(r + l, &max, Size, candidates);
         in_block[l] = count != 0 && count <= Size;
         if (in_block[l]) {
-          block.Add(l, count);
+          block.Add(l, candidates, count);
           any_in_block = true;
           wide = wide || count > Narrow;
         } else if (count == 0 || !solve(candidates, count, max, &thresholds[l])) {
