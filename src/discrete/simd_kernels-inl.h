@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "compress_lanes-inl.h"
+#include "pow-inl.h"
 #include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -309,7 +310,7 @@ void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
           const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
           if (hn::AllFalse(d, inside)) return zero;
           const auto safe = hn::IfThenElse(inside, u, one);
-          return hn::IfThenElseZero(inside, hn::Exp(d, hn::Mul(k, hn::Log(d, safe))));
+          return hn::IfThenElseZero(inside, Pow(d, safe, k));
         });
       }
       break;
@@ -399,7 +400,7 @@ HWY_INLINE V Weight(D d, V p, V e) {
     const auto positive = hn::Gt(p, zero);
     if (hn::AllFalse(d, positive)) return zero;
     const auto safe = hn::IfThenElse(positive, p, one);
-    return hn::IfThenElseZero(positive, hn::Exp(d, hn::Mul(e, hn::Log(d, safe))));
+    return hn::IfThenElseZero(positive, Pow(d, safe, e));
   }
 }
 
@@ -796,13 +797,13 @@ void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n
 // ---- threshold solver sums ---------------------------------------------------------------------
 
 // u^(k-1) for one vector, the kind of power chosen at compile time (kPowerGeneral: any k,
-// through exp and log; kPowerSqrt: k = 1/2; otherwise the integer k itself).
+// by Pow (pow-inl.h); kPowerSqrt: k = 1/2; otherwise the integer k itself).
 constexpr int kPowerGeneral = 0, kPowerSqrt = -1;
 
 template <int Power, class D, class V>
 HWY_INLINE V PowerMinusOne(D d, V u, V k_minus_one) {
   if constexpr (Power == kPowerGeneral) {
-    return hn::Exp(d, hn::Mul(k_minus_one, hn::Log(d, u)));
+    return Pow(d, u, k_minus_one);
   } else if constexpr (Power == kPowerSqrt) {
     return hn::Div(hn::Set(d, 1.0), hn::Sqrt(u));
   } else {

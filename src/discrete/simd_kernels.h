@@ -34,7 +34,9 @@ enum class WriteKind {
   linear,       ///< p = [a y + c]_+                      (sparsemax)
   square,       ///< p = [a y + c]_+^2                    (entmax-1.5)
   power,        ///< p = exp(k log1p(a (y - lambda)) + log_scale) where a (y - lambda) > -1, else 0
-  offset_power, ///< p = [a y + c]_+^k, through exp(k log(.))  (entmax, alpha > 2)
+  offset_power, ///< p = [a y + c]_+^k (entmax, alpha > 2): by Pow (pow-inl.h) in double rows;
+                ///< float rows take the vectors that may hold support entries per lane, in
+                ///< double from the exact offset
   integer_power,///< p = [a y + c]_+^k for k = 3, 4 in double from exact_a, exact_offset, exact_k
                 ///< (entmax, alpha = 5/4, or any alpha with 1/(alpha - 1) exactly 3 or 4):
                 ///< products, no exp or log

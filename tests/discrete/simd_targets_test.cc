@@ -222,6 +222,92 @@ void check_shifted_to_double() {
 TEST_P(DiscreteKernels, ShiftedToDoubleFloat) { check_shifted_to_double<float>(); }
 TEST_P(DiscreteKernels, ShiftedToDoubleDouble) { check_shifted_to_double<double>(); }
 
+/// |got - want| in units in the last place of T at want (a normal T).
+template <class T>
+double ulps_off(T got, long double want) {
+  const int mantissa = std::numeric_limits<T>::digits - 1;
+  const long double ulp = std::ldexp(1.0L, std::ilogb(static_cast<T>(want)) - mantissa);
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - want) / ulp);
+}
+
+/// Positive T spread over every binade from the smallest subnormal to 2^20 (uniform exponent,
+/// random mantissa), plus the ends and neighbours of 1.
+template <class T>
+std::vector<T> powers_of_everywhere(std::size_t count, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  const int low = std::numeric_limits<T>::min_exponent - std::numeric_limits<T>::digits;
+  std::uniform_int_distribution<int> exponent(low, 20);
+  std::uniform_real_distribution<T> mantissa(1, 2);
+  std::vector<T> x = {std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::min(),
+                      std::nextafter(std::numeric_limits<T>::min(), T(0)), T(1),
+                      std::nextafter(T(1), T(0)), std::nextafter(T(1), T(2)), T(0.5), T(2)};
+  while (x.size() < count) x.push_back(std::max(std::ldexp(mantissa(rng), exponent(rng)),
+                                                std::numeric_limits<T>::denorm_min()));
+  return x;
+}
+
+/// Pow's bound (src/pow-inl.h): 2.5 ulps, plus log2's error times |e| (0.2 ulps per unit of e).
+double pow_ulps(double e) { return 2.5 + 0.2 * std::fabs(e); }
+
+/// The backward's power weights s = p^e (Pow, src/pow-inl.h) against powl, received through
+/// weighted_sums' s_out: within pow_ulps(e) wherever the result is a normal T, 0 where it is below
+/// half the smallest subnormal, +inf above the largest finite, and 0 for p <= 0. The rounding of
+/// exp(e log p) in T alone is up to 116 float ulps and 996 double ulps on these inputs.
+template <class T>
+void check_power_weights() {
+  const std::vector<T> x = powers_of_everywhere<T>(4000, 77);
+  const std::vector<T> g(x.size(), T(1));
+  std::vector<T> s(x.size());
+  for (const T e : {T(0.75), T(0.25), T(0.5), T(-1), T(1) / 3, T(4) / 3, T(1.7), T(-0.3), T(0.999),
+                    T(-2.5), T(0), T(1)}) {
+    sparcon::simd::Kernels<T>::weighted_sums(x.data(), g.data(), x.size(),
+                                            {sparcon::simd::WeightKind::power, e}, s.data());
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const long double want = std::pow(static_cast<long double>(x[i]), static_cast<long double>(e));
+      SCOPED_TRACE("x " + std::to_string(static_cast<double>(x[i])) + " e " + std::to_string(static_cast<double>(e)));
+      if (want >= std::numeric_limits<T>::min() && want <= std::numeric_limits<T>::max()) {
+        worst = std::max(worst, ulps_off(s[i], want));
+        ASSERT_LE(ulps_off(s[i], want), pow_ulps(e)) << "got " << s[i] << " want " << static_cast<double>(want);
+      } else if (want < std::numeric_limits<T>::denorm_min() / 2) {
+        ASSERT_EQ(s[i], T(0));
+      } else if (want > std::numeric_limits<T>::max() * 1.01L) {
+        ASSERT_EQ(s[i], std::numeric_limits<T>::infinity());
+      } else if (want < std::numeric_limits<T>::min()) {  // subnormal: within a few of its ulps
+        ASSERT_LE(std::fabs(static_cast<long double>(s[i]) - want),
+                  3.0L * std::numeric_limits<T>::denorm_min());
+      }
+    }
+    ::testing::Test::RecordProperty(std::string("worst_ulps_e_") + std::to_string(static_cast<double>(e)), std::to_string(worst));
+  }
+  // Outside the support (p <= 0) the weight is 0, whatever e.
+  const std::vector<T> outside = {T(0), T(-0.0), T(-1), -std::numeric_limits<T>::denorm_min()};
+  std::vector<T> zeros(outside.size(), T(7));
+  sparcon::simd::Kernels<T>::weighted_sums(outside.data(), g.data(), outside.size(),
+                                          {sparcon::simd::WeightKind::power, T(-0.5)}, zeros.data());
+  for (const T v : zeros) EXPECT_EQ(v, T(0));
+}
+
+TEST_P(DiscreteKernels, PowerWeightsFloat) { check_power_weights<float>(); }
+TEST_P(DiscreteKernels, PowerWeightsDouble) { check_power_weights<double>(); }
+
+/// The threshold solver's sums for a general k (u^(k-1) by Pow in double) on one candidate:
+/// slope = u^(k-1), within pow_ulps(k - 1) of powl.
+TEST_P(DiscreteKernels, PowerSumsGeneralExponent) {
+  const std::vector<double> u = powers_of_everywhere<double>(2000, 78);
+  for (const double k : {4.0 / 3, 1.05, 7.5, 1.0 / 0.3}) {
+    for (const double v : u) {
+      const double y = 0;  // u = base + a y = base
+      const sparcon::simd::PowerSums sums = sparcon::simd::power_sums(&y, 1, {1.0, v, k, 0});
+      const long double slope = std::pow(static_cast<long double>(v), static_cast<long double>(k - 1));
+      if (slope < std::numeric_limits<double>::min() || slope > std::numeric_limits<double>::max()) continue;
+      SCOPED_TRACE("u " + std::to_string(v) + " k " + std::to_string(k));
+      ASSERT_LE(ulps_off(sums.slope, slope), pow_ulps(k - 1));
+      ASSERT_EQ(sums.count, 1U);
+    }
+  }
+}
+
 /// Appends a row of n entries with m candidates of a map whose candidates lie within `gap` = 1/a
 /// of the maximum: the maximum 0.25, m - 1 entries within 0.97 gap below it (continuous, or on a
 /// grid of gap / 8: ties, also at the support's edge) and the others 1.03-3 gaps below, shuffled.
