@@ -194,12 +194,14 @@ void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& sc
   const PowerSolution<T> s =
       a > 0 ? sparse_power_threshold(x, n, a, k, scratch) : dense_power_threshold(x, n, a, k, scratch);
   if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
-  // k = 1, 2, 3, 4 and k < 1 (alpha > 2) from the offset, other k from lambda through log1p.
+  // From the offset c, but within 0.1 of alpha = 1 (k > 10, as in the solver's sums) from
+  // lambda through log1p: there c = 1 - a lambda, rounded, would move p by k roundings.
   const WriteKind kind = k == 1   ? WriteKind::linear
                          : k == 2 ? WriteKind::square
                          : k == 3 || k == 4 ? WriteKind::integer_power
                          : k > 0 && k < 1 ? WriteKind::offset_power
-                                          : WriteKind::power;
+                         : std::abs(a) < 0.1 && std::is_same_v<T, double> ? WriteKind::power_near_one
+                                             : WriteKind::power;
   Kernels<T>::write(x, p, n,
                     {.kind = kind,
                      .shift = s.max,
@@ -227,10 +229,10 @@ void normmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& s
   Kernels<T>::write(x, p, n,
                     {.kind = WriteKind::power,
                      .shift = s.max,
-                     .a = T(1),
-                     .lambda = static_cast<T>(t + 1),
-                     .k = static_cast<T>(r),
-                     .log_scale = static_cast<T>(-std::log(z.value()))});
+                     .exact_a = 1,
+                     .exact_offset = s.threshold.offset,
+                     .exact_k = r,
+                     .scale = 1 / z.value()});
   if (tau) *tau = static_cast<T>(static_cast<double>(s.max) + t);
 }
 

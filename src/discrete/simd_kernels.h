@@ -33,7 +33,10 @@ struct CandidateScan {
 enum class WriteKind {
   linear,       ///< p = [a y + c]_+                      (sparsemax)
   square,       ///< p = [a y + c]_+^2                    (entmax-1.5)
-  power,        ///< p = exp(k log1p(a (y - lambda)) + log_scale) where a (y - lambda) > -1, else 0
+  power,        ///< p = scale [a y + c]_+^k from exact_a, exact_offset, exact_k (u in double),
+                ///< by Pow (pow-inl.h) in T   (entmax, other alpha with k <= 10; normmax)
+  power_near_one, ///< p = exp(k log1p(a (y - lambda))) where a (y - lambda) > -1, else 0
+                ///< (entmax, |alpha - 1| < 0.1: k > 10 would amplify the rounding of c)
   offset_power, ///< p = [a y + c]_+^k (entmax, alpha > 2): by Pow (pow-inl.h) in double rows;
                 ///< float rows take the vectors that may hold support entries per lane, in
                 ///< double from the exact offset
@@ -49,12 +52,12 @@ struct WriteParams {
   WriteKind kind;
   T shift;          ///< usually the row maximum, subtracted first so that y is exact near it
   T a = 1, c = 0;   ///< linear, square, offset_power
-  T lambda = 0;     ///< power, exponential, clip
-  T k = 1;          ///< power, offset_power
-  T log_scale = 0;  ///< power
-  /// integer_power, and offset_power in float rows: a, c and k in double (offset_power recomputes
-  /// the entries near the support boundary in double from them).
+  T lambda = 0;     ///< power_near_one, exponential, clip
+  T k = 1;          ///< power_near_one, offset_power
+  /// power, integer_power, and offset_power in float rows: a, c and k in double (offset_power
+  /// recomputes the entries near the support boundary in double from them).
   double exact_a = 1, exact_offset = 0, exact_k = 1;
+  double scale = 1;  ///< power (normmax's 1 / Z)
 };
 
 /// How the backward pass weighs entries: s_i, a function of p_i.

@@ -145,5 +145,57 @@ TEST(ForwardMatchesReferenceDouble, NewtonThresholdsToTheLastDigits) {
   }
 }
 
+/// Float rows of the maps whose write takes a general power (entmax with k = 1/(alpha-1) not
+/// 1-4 and alpha < 2, normmax) are correctly rounded: every p within half an ulp of the
+/// long-double reference, plus the reference's own error (1e-3 ulp allowed). The alphas are
+/// floats (as a float family holds them), so the reference solves the same problem. Catches the
+/// float write of before (u from a (y - lambda) in float, then exp(k log1p(u - 1)): 20-350 ulps
+/// in the bulk of a row, no correct digit near the support's edge) and any float Pow (12-60 ulps
+/// near alpha = 1, where k amplifies the rounding of u).
+TEST(ForwardMatchesReferenceFloat, GeneralPowersAreCorrectlyRounded) {
+  using LD = long double;
+  for (const double wanted : {1.001, 1.05, 1.1, 1.2, 4.0 / 3, 1.75, 1.9, 0.5, 0.95}) {
+    const float alpha = static_cast<float>(wanted);
+    for (const std::size_t n : {16, 64, 512}) {
+      for (const double scale : {0.25, 1.0, 4.0}) {
+        const sparcon::Rows rows{12, n};
+        const std::vector<float> x = to_type<float>(normal_values(rows.count, n, scale, 777 + n));
+        const Forward<float> got = run_forward(sparcon::Family<float>::entmax(alpha), x, rows);
+        for (std::size_t r = 0; r < rows.count; ++r) {
+          std::vector<LD> xr(x.begin() + static_cast<std::ptrdiff_t>(r * n),
+                             x.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
+          const ref::Result expected = ref::entmax(xr, static_cast<LD>(alpha));
+          for (std::size_t i = 0; i < n; ++i) {
+            const LD want = expected.p[i];
+            if (!(want >= std::numeric_limits<float>::min())) continue;
+            const LD ulp = std::ldexp(1.0L, std::ilogb(static_cast<float>(want)) - 23);
+            ASSERT_LE(std::fabs(static_cast<LD>(got.p[r * n + i]) - want), 0.501L * ulp)
+                << "alpha " << alpha << ", length " << n << ", scale " << scale << ", row " << r
+                << ", entry " << i << ": got " << got.p[r * n + i] << ", want " << static_cast<double>(want);
+          }
+        }
+      }
+    }
+  }
+  for (const float alpha : {1.5F, 2.5F}) {  // normmax's write is the same general power, times 1/Z
+    const sparcon::Rows rows{12, 64};
+    const std::vector<float> x = to_type<float>(normal_values(rows.count, 64, 1.0, 4242));
+    std::vector<float> p(x.size());
+    sparcon::normmax<float>(x, p, rows, alpha);
+    for (std::size_t r = 0; r < rows.count; ++r) {
+      std::vector<LD> xr(x.begin() + static_cast<std::ptrdiff_t>(r * 64),
+                         x.begin() + static_cast<std::ptrdiff_t>((r + 1) * 64));
+      const ref::Result expected = ref::normmax(xr, static_cast<LD>(alpha));
+      for (std::size_t i = 0; i < 64; ++i) {
+        const LD want = expected.p[i];
+        if (!(want >= std::numeric_limits<float>::min())) continue;
+        const LD ulp = std::ldexp(1.0L, std::ilogb(static_cast<float>(want)) - 23);
+        ASSERT_LE(std::fabs(static_cast<LD>(p[r * 64 + i]) - want), 0.501L * ulp)
+            << "normmax alpha " << alpha << ", row " << r << ", entry " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sparcon_test
