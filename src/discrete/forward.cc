@@ -181,6 +181,12 @@ int fused_power(double alpha, std::size_t n) {
   return alpha == 2 ? 1 : alpha == 1.5 ? 2 : 0;
 }
 
+// Whether entmax rows of length n take Kernels::power_rows: 1.1 <= alpha < 2 but 1.5 (k = 1/a
+// > 1, not 2; nearer alpha = 1 the solver's sums go through scalar log1p) and n <= kMaxPowerRow.
+bool takes_power_rows(double alpha, std::size_t n) {
+  return n <= simd::kMaxPowerRow && alpha >= 1.1 && alpha < 2 && alpha != 1.5;
+}
+
 // alpha-entmax for alpha != 1. `fused`: sparsemax and entmax-1.5 rows in L1 try the fused
 // kernel first, which finishes every row but those without a finite maximum or with many
 // candidates (a caller whose kernel call stopped at this row passes false).
@@ -287,6 +293,16 @@ void forward_rows(const Family<T>& family, const T* x, T* p, T* tau, Rows rows, 
                          : family.map == Map::entmax15 ? 1.5
                          : family.map == Map::entmax   ? parameter
                                                        : 0.0;
+    if (family.map == Map::entmax && takes_power_rows(alpha, n)) {
+      // Rows side by side in lanes; the one the kernel stops at (no finite maximum) goes alone.
+      const double a = alpha - 1;
+      for (std::size_t r = first; r < last; ++r) {
+        r += Kernels<T>::power_rows(x + r * n, p + r * n, tau ? tau + r : nullptr, last - r, n, a,
+                                    1 / a, collect_buffer(n, scratch));
+        if (r < last) entmax_row(x + r * n, p + r * n, n, alpha, scratch, tau ? tau + r : nullptr);
+      }
+      return;
+    }
     const int k = fused_power(alpha, n);
     if (k == 0) {
       for (std::size_t r = first; r < last; ++r)

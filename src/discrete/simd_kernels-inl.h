@@ -1646,6 +1646,126 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
                 : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>());
 }
 
+// ---- rows of a general power, one row per lane ------------------------------------------------
+
+// Newton's iteration of newton_threshold (newton_threshold.h) for k > 1, k != 2, one row per
+// lane: the candidates y = x - max of L = Lanes(d) rows in columns (y[j L + l]: candidate j of
+// row l, -inf past a row's count), lambda of each row from 0 (a lower bound: the maximum alone
+// reaches 1). The same steps, bracket and stop per lane as the row-at-a-time solver, without its
+// drop of candidates (only a saving there); a lane that stops is frozen while the others go on,
+// so a row's lambda does not depend on the rows beside it. One row at a time, each step waits on
+// the last (a vector exp and log per candidate, then a scalar expm1 and log1p); side by side the
+// rows' steps overlap.
+template <int Power, class D, class V = hn::Vec<D>>
+HWY_INLINE V LaneThresholds(D d, const double* y, std::size_t columns, double a, double k, std::size_t n) {
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  constexpr double kNearRoot = 0x1p-10, kNearRootMaxK = 4;  // as in newton_threshold
+  const std::size_t L = hn::Lanes(d);
+  const V av = hn::Set(d, a), k_minus_one = hn::Set(d, k - 1), ak = hn::Set(d, a * k);
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
+  const V minus_inverse_k = hn::Set(d, -1 / k), half = hn::Set(d, 0.5);
+  const V upper = hn::Set(d, -std::expm1(-std::log(static_cast<double>(n)) / k) / a);
+  V lambda = zero, lo = zero, hi = infinity;
+  auto done = hn::Lt(one, zero);  // none
+  for (int it = 0; it < 200; ++it) {
+    const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
+    V s = zero, slope = zero;
+    for (std::size_t j = 0; j < columns; ++j) {
+      const V u = hn::MulAdd(av, hn::Load(d, y + j * L), base);
+      const auto inside = hn::Gt(u, zero);  // y = -inf: u = -inf
+      const V safe = hn::IfThenElse(inside, u, one);
+      const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k_minus_one));
+      s = hn::MulAdd(pk1, safe, s);
+      slope = hn::Add(slope, pk1);
+    }
+    const auto active = hn::Not(done);
+    const auto above = hn::Ge(s, one);
+    lo = hn::IfThenElse(hn::And(active, above), lambda, lo);
+    hi = hn::IfThenElse(hn::AndNot(above, active), lambda, hi);
+    const auto finished = hn::Or(hn::Eq(s, one), hn::Eq(slope, zero));
+    // The step on F = s^(1/k) - 1, (s - s^(1-1/k)) / (a slope) with the numerator as
+    // -s expm1(-log1p(s - 1) / k); near the root for k <= 4 the step on f = s - 1.
+    const V excess = hn::Sub(s, one);
+    const V f_step = hn::Add(lambda, hn::Div(excess, hn::Mul(ak, slope)));
+    V next = f_step;
+    const auto use_f = k <= kNearRootMaxK ? hn::Le(excess, hn::Set(d, kNearRoot)) : hn::Lt(one, zero);
+    if (!hn::AllTrue(d, hn::Or(use_f, hn::Or(done, finished)))) {
+      const V numerator = hn::Neg(hn::Mul(s, hn::Expm1(d, hn::Mul(hn::Log1p(d, excess), minus_inverse_k))));
+      next = hn::IfThenElse(use_f, f_step, hn::Add(lambda, hn::Div(numerator, hn::Mul(av, slope))));
+    }
+    // A step at the rounding level ends the lane (taken if inside the bracket); a step outside
+    // the bracket bisects, the upper end first set to where every entry is at most 1/n.
+    const auto tiny = hn::Le(hn::Abs(hn::Sub(next, lambda)), hn::Mul(hn::Set(d, 4 * kEps), hn::Max(one, hn::Abs(lambda))));
+    const auto in_bracket = hn::And(hn::Gt(next, lo), hn::Lt(next, hi));
+    const auto bisect = hn::AndNot(hn::Or(in_bracket, tiny), active);
+    hi = hn::IfThenElse(hn::And(bisect, hn::Eq(hi, infinity)), hn::Max(lo, upper), hi);
+    next = hn::IfThenElse(bisect, hn::MulAdd(half, hn::Sub(hi, lo), lo), next);
+    const auto moves = hn::AndNot(finished, hn::AndNot(hn::AndNot(in_bracket, tiny), active));
+    lambda = hn::IfThenElse(moves, next, lambda);
+    done = hn::Or(done, hn::Or(finished, tiny));
+    if (hn::AllTrue(d, done)) break;
+  }
+  return lambda;
+}
+
+// Whole rows of entmax with k = 1/a > 1, k != 2 (1 < alpha < 2, alpha != 1.5) and a >= 0.1, of
+// length n <= kMaxPowerRow, Lanes(double) rows at a time (see Kernels::power_rows): per row the
+// maximum and the candidates (entries above max - 1/a), the threshold by LaneThresholds, then
+// the write of entmax_row (products for k = 3, 4, else Pow in double). Stops at the first row
+// whose maximum is not finite and returns its index (rows when every row is done).
+template <class T>
+std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, double a, double k, T* buffer) {
+  HWY_ASSERT(n <= kMaxPowerRow);
+  const hn::ScalableTag<double> d;
+  constexpr std::size_t kMaxL = kMaxBytes / sizeof(double);
+  const std::size_t L = hn::Lanes(d);
+  const T gap = static_cast<T>(1 / a);
+  alignas(kMaxBytes) double y[kMaxPowerRow * kMaxL];
+  alignas(kMaxBytes) double lambda[kMaxL];
+  T maxima[kMaxL] = {};
+  std::size_t counts[kMaxL] = {};
+  const bool integer = k == 3 || k == 4;
+  for (std::size_t first = 0; first < rows; first += L) {
+    std::size_t group = std::min(L, rows - first), columns = 0;
+    for (std::size_t l = 0; l < group; ++l) {
+      const T* row = x + (first + l) * n;
+      const T max = Max(row, n);
+      if (!(max > -kInf<T> && max < kInf<T>)) {  // NaN, +inf or all -inf: the caller's row
+        group = l;
+        break;
+      }
+      const std::size_t count = Collect(row, n, CandidateThreshold(max, gap, -kInf<T>), buffer);
+      for (std::size_t j = 0; j < count; ++j)
+        y[j * L + l] = static_cast<double>(buffer[j]) - static_cast<double>(max);
+      maxima[l] = max;
+      counts[l] = count;
+      columns = std::max(columns, count);
+    }
+    for (std::size_t l = 0; l < L; ++l)
+      for (std::size_t j = l < group ? counts[l] : 0; j < columns; ++j) y[j * L + l] = -kInf<double>;
+    const auto solved = k == 3   ? LaneThresholds<3>(d, y, columns, a, k, n)
+                        : k == 4 ? LaneThresholds<4>(d, y, columns, a, k, n)
+                                 : LaneThresholds<kPowerGeneral>(d, y, columns, a, k, n);
+    hn::Store(solved, d, lambda);
+    for (std::size_t l = 0; l < group; ++l) {
+      const std::size_t r = first + l;
+      const WriteParams<T> w{.kind = integer ? WriteKind::integer_power : WriteKind::power,
+                             .shift = maxima[l],
+                             .exact_a = a,
+                             .exact_offset = 1 - a * lambda[l],
+                             .exact_k = k};
+      if (integer) {
+        WriteIntegerPower(x + r * n, p + r * n, n, w);
+      } else {
+        WriteGeneralPower(x + r * n, p + r * n, n, w);
+      }
+      if (tau) tau[r] = sparcon::detail::entmax_tau(a, maxima[l], lambda[l]);
+    }
+    if (group < std::min(L, rows - first)) return first + group;
+  }
+  return rows;
+}
+
 }  // namespace
 }  // namespace sparcon::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -138,6 +138,8 @@ inline constexpr std::size_t kPairwiseQuadratic = 32;
 /// The most candidates of a row that Kernels<T>::short_rows solves itself (threshold.cc's
 /// Michelot passes for k = 1 take the same many).
 inline constexpr std::size_t kMaxFusedCandidates = 256;
+/// The longest rows Kernels::power_rows takes.
+inline constexpr std::size_t kMaxPowerRow = 512;
 
 /// The longest rows Kernels<T>::short_rows solves a vector of rows at a time, one row per lane,
 /// for k = 1 and k = 2 (beyond, one row at a time measured faster; the sorting network's cost
@@ -171,6 +173,16 @@ struct Kernels {
   /// before it are done. `buffer` has room for n + kMaxLanes.
   static std::size_t short_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 T* buffer);
+  /// Entmax with k = 1/a > 1, k != 2 and a >= 0.1 (1.1 <= alpha < 2, alpha != 1.5) on `rows`
+  /// rows of length n <= kMaxPowerRow in one call, Lanes(double) rows at a time, one row per
+  /// lane: per row the maximum, the candidates (entries above max - 1/a) in `buffer`, the
+  /// threshold lambda by the Newton steps of newton_threshold (the same steps, bracket and stop
+  /// per lane, the sums in another order: lambda within rounding of the row-at-a-time solver's)
+  /// and the write of entmax_row; tau, if not null, gets a (max + lambda) - 1. Stops at the first
+  /// row whose maximum is not finite (NaN, +inf or all -inf) and returns its index (rows when
+  /// every row is done). `buffer` has room for n + kMaxLanes.
+  static std::size_t power_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, double a,
+                                double k, T* buffer);
   /// p[i] = f(x[i]) as described by WriteParams; p may equal x.
   static void write(const T* x, T* p, std::size_t n, const WriteParams<T>& params);
   /// sum_i p[i] in double (after a write pass of kind exponential: the softmax normaliser).
@@ -204,6 +216,7 @@ struct TypedKernels {
   T (*max)(const T*, std::size_t);
   void (*shifted_to_double)(const T*, std::size_t, T, double*);
   std::size_t (*short_rows)(const T*, T*, T*, std::size_t, std::size_t, int, T*);
+  std::size_t (*power_rows)(const T*, T*, T*, std::size_t, std::size_t, double, double, T*);
   void (*write)(const T*, T*, std::size_t, const WriteParams<T>&);
   double (*sum)(const T*, std::size_t);
   void (*scale)(T*, std::size_t, T);
