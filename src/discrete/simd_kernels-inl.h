@@ -1708,11 +1708,60 @@ HWY_INLINE V LaneThresholds(D d, const double* y, std::size_t columns, double a,
   return lambda;
 }
 
-// Whole rows of entmax with k = 1/a > 1, k != 2 (1 < alpha < 2, alpha != 1.5) and a >= 0.1, of
+// offset_threshold (threshold.cc) for 0 < k < 1 (alpha > 2), one row per lane as in
+// LaneThresholds: Newton's steps on the offset c = 1 - a lambda, f(c) = sum [c + a y]_+^k - 1
+// increasing, bracketed by bisection on [n^(-1/k), 1], with the same probe two ulps toward the
+// root where a step at the rounding level leaves the bracket, and the same stop on the bracket.
+// Returns c per lane.
+template <int Power, class D, class V = hn::Vec<D>>
+HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t columns, double a, double k, std::size_t n) {
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  const std::size_t L = hn::Lanes(d);
+  const V av = hn::Set(d, a), k_minus_one = hn::Set(d, k - 1), kv = hn::Set(d, k);
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
+  V lo = hn::Set(d, std::exp(-std::log(static_cast<double>(n)) / k)), hi = one, c = hi;
+  auto none = hn::Lt(one, zero);
+  auto done = none, probed = none;
+  for (int it = 0; it < 200; ++it) {
+    V s = zero, slope = zero;
+    for (std::size_t j = 0; j < columns; ++j) {
+      const V u = hn::MulAdd(av, hn::Load(d, y + j * L), c);
+      const auto inside = hn::Gt(u, zero);  // y = -inf: u = -inf
+      const V safe = hn::IfThenElse(inside, u, one);
+      const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k_minus_one));
+      s = hn::MulAdd(pk1, safe, s);
+      slope = hn::Add(slope, pk1);
+    }
+    const auto active = hn::Not(done);
+    const V f = hn::Sub(s, one);
+    slope = hn::Mul(kv, slope);
+    const auto nonnegative = hn::Ge(f, zero);
+    hi = hn::IfThenElse(hn::And(active, nonnegative), c, hi);
+    lo = hn::IfThenElse(hn::AndNot(nonnegative, active), c, lo);
+    const auto finished = hn::Or(hn::Eq(f, zero), hn::Eq(slope, zero));
+    V next = hn::Sub(c, hn::Div(f, slope));
+    const auto outside = hn::Not(hn::And(hn::Gt(next, lo), hn::Lt(next, hi)));
+    // Outside the bracket: a probe two ulps toward the root if the step was at the rounding
+    // level and the last step was no probe, else bisection.
+    const V probe = hn::IfThenElse(hn::Lt(f, zero), hn::Mul(c, hn::Set(d, 1 + 2 * kEps)),
+                                   hn::Mul(c, hn::Set(d, 1 - 2 * kEps)));
+    const auto stalled = hn::Le(hn::Abs(hn::Sub(next, c)), hn::Mul(hn::Set(d, 4 * kEps), c));
+    const auto take_probe = hn::AndNot(probed, hn::And(stalled, hn::And(hn::Gt(probe, lo), hn::Lt(probe, hi))));
+    probed = hn::And(outside, take_probe);
+    next = hn::IfThenElse(outside, hn::IfThenElse(take_probe, probe, hn::MulAdd(half, hn::Sub(hi, lo), lo)), next);
+    const auto stops = hn::Or(hn::Eq(next, c), hn::Le(hn::Sub(hi, lo), hn::Mul(hn::Set(d, 2 * kEps), hi)));
+    c = hn::IfThenElse(hn::AndNot(finished, active), next, c);
+    done = hn::Or(done, hn::Or(finished, stops));
+    if (hn::AllTrue(d, done)) break;
+  }
+  return c;
+}
+
+// Whole rows of entmax with k = 1/a not 1 or 2 and a >= 0.1 (alpha >= 1.1, not 1.5 or 2), of
 // length n <= kMaxPowerRow, Lanes(double) rows at a time (see Kernels::power_rows): per row the
-// maximum and the candidates (entries above max - 1/a), the threshold by LaneThresholds, then
-// the write of entmax_row (products for k = 3, 4, else Pow in double). Stops at the first row
-// whose maximum is not finite and returns its index (rows when every row is done).
+// maximum and the candidates (entries above max - 1/a), the threshold by LaneThresholds (k > 1)
+// or LaneOffsets (k < 1), then the write of entmax_row. Stops at the first row whose maximum is
+// not finite and returns its index (rows when every row is done).
 template <class T>
 std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, double a, double k, T* buffer) {
   HWY_ASSERT(n <= kMaxPowerRow);
@@ -1721,7 +1770,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   const std::size_t L = hn::Lanes(d);
   const T gap = static_cast<T>(1 / a);
   alignas(kMaxBytes) double y[kMaxPowerRow * kMaxL];
-  alignas(kMaxBytes) double lambda[kMaxL];
+  alignas(kMaxBytes) double lambda[kMaxL], offset[kMaxL];
   T maxima[kMaxL] = {};
   std::size_t counts[kMaxL] = {};
   const bool integer = k == 3 || k == 4;
@@ -1743,22 +1792,30 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     }
     for (std::size_t l = 0; l < L; ++l)
       for (std::size_t j = l < group ? counts[l] : 0; j < columns; ++j) y[j * L + l] = -kInf<double>;
-    const auto solved = k == 3   ? LaneThresholds<3>(d, y, columns, a, k, n)
-                        : k == 4 ? LaneThresholds<4>(d, y, columns, a, k, n)
-                                 : LaneThresholds<kPowerGeneral>(d, y, columns, a, k, n);
-    hn::Store(solved, d, lambda);
+    // lambda[l] and offset[l] as the solvers return them: {lambda, 1 - a lambda} from Newton,
+    // {(1 - c) / a, c} from the offset form.
+    if (k < 1) {
+      hn::Store(k == 0.5 ? LaneOffsets<kPowerSqrt>(d, y, columns, a, k, n)
+                         : LaneOffsets<kPowerGeneral>(d, y, columns, a, k, n), d, offset);
+      for (std::size_t l = 0; l < L; ++l) lambda[l] = (1 - offset[l]) / a;
+    } else {
+      hn::Store(k == 3   ? LaneThresholds<3>(d, y, columns, a, k, n)
+                : k == 4 ? LaneThresholds<4>(d, y, columns, a, k, n)
+                         : LaneThresholds<kPowerGeneral>(d, y, columns, a, k, n), d, lambda);
+      for (std::size_t l = 0; l < L; ++l) offset[l] = 1 - a * lambda[l];
+    }
     for (std::size_t l = 0; l < group; ++l) {
       const std::size_t r = first + l;
-      const WriteParams<T> w{.kind = integer ? WriteKind::integer_power : WriteKind::power,
-                             .shift = maxima[l],
-                             .exact_a = a,
-                             .exact_offset = 1 - a * lambda[l],
-                             .exact_k = k};
-      if (integer) {
-        WriteIntegerPower(x + r * n, p + r * n, n, w);
-      } else {
-        WriteGeneralPower(x + r * n, p + r * n, n, w);
-      }
+      // The write of entmax_row for this k.
+      Write(x + r * n, p + r * n, n,
+            {.kind = k < 1 ? WriteKind::offset_power : integer ? WriteKind::integer_power : WriteKind::power,
+             .shift = maxima[l],
+             .a = static_cast<T>(a),
+             .c = static_cast<T>(offset[l]),
+             .k = static_cast<T>(k),
+             .exact_a = a,
+             .exact_offset = offset[l],
+             .exact_k = k});
       if (tau) tau[r] = sparcon::detail::entmax_tau(a, maxima[l], lambda[l]);
     }
     if (group < std::min(L, rows - first)) return first + group;
