@@ -1657,7 +1657,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
 // the last (a vector exp and log per candidate, then a scalar expm1 and log1p); side by side the
 // rows' steps overlap.
 template <int Power, class D, class V = hn::Vec<D>>
-HWY_INLINE V LaneThresholds(D d, const double* y, std::size_t columns, double a, double k, std::size_t n) {
+HWY_INLINE V LaneThresholds(D d, double* y, std::size_t columns, double a, double k, std::size_t n) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
   constexpr double kNearRoot = 0x1p-10, kNearRootMaxK = 4;  // as in newton_threshold
   const std::size_t L = hn::Lanes(d);
@@ -1669,7 +1669,7 @@ HWY_INLINE V LaneThresholds(D d, const double* y, std::size_t columns, double a,
   auto done = hn::Lt(one, zero);  // none
   for (int it = 0; it < 200; ++it) {
     const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
-    V s = zero, slope = zero;
+    V s = zero, slope = zero, count = zero;
     for (std::size_t j = 0; j < columns; ++j) {
       const V u = hn::MulAdd(av, hn::Load(d, y + j * L), base);
       const auto inside = hn::Gt(u, zero);  // y = -inf: u = -inf
@@ -1677,9 +1677,39 @@ HWY_INLINE V LaneThresholds(D d, const double* y, std::size_t columns, double a,
       const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k_minus_one));
       s = hn::MulAdd(pk1, safe, s);
       slope = hn::Add(slope, pk1);
+      count = hn::Add(count, hn::IfThenElseZero(inside, one));
     }
     const auto active = hn::Not(done);
     const auto above = hn::Ge(s, one);
+    // As newton_threshold drops them: at a lower bound lambda (s >= 1) the entries with u <= 0
+    // stay outside, and a finished lane needs none; once every lane would keep at most half the
+    // columns, each lane's entries above lambda - 1/a (less a margin; all of them where
+    // lambda is no lower bound, none where the lane is done) move to the front, in order, and
+    // the columns shrink. Only zero terms leave the sums: the results are the same to the bit.
+    // Only where a step costs a power per entry: with the products of k = 3, 4 the compaction
+    // (a pass over every lane's entries) cost more than the steps it saved (entmax-1.25 on
+    // N(0,1) rows of 512: 3.5x slower; entmax-1.75 7% faster).
+    const auto lower_bound = hn::And(active, above);
+    const V keeps = hn::IfThenElse(done, zero, hn::IfThenElse(above, count, hn::Set(d, static_cast<double>(columns))));
+    if (Power == kPowerGeneral && 2 * static_cast<std::size_t>(hn::GetLane(hn::MaxOfLanes(d, keeps))) < columns) {
+      alignas(kMaxBytes) double bound[kMaxBytes / sizeof(double)];
+      const V keep_above = hn::Sub(hn::Sub(lambda, hn::Set(d, 1 / a)),
+                                   hn::Mul(hn::Set(d, 4 * kEps), hn::Add(hn::Abs(lambda), hn::Set(d, 1 / a))));
+      hn::Store(hn::IfThenElse(lower_bound, keep_above, hn::IfThenElse(done, infinity, hn::Set(d, -kInf<double>))),
+                d, bound);
+      std::size_t kept_columns = 0;
+      for (std::size_t l = 0; l < L; ++l) {
+        std::size_t kept = 0;
+        for (std::size_t j = 0; j < columns; ++j) {  // branch-free: which entries stay is data
+          const double v = y[j * L + l];
+          y[kept * L + l] = v;
+          kept += v > bound[l];
+        }
+        for (std::size_t j = kept; j < columns; ++j) y[j * L + l] = -kInf<double>;
+        kept_columns = std::max(kept_columns, kept);
+      }
+      columns = kept_columns;
+    }
     lo = hn::IfThenElse(hn::And(active, above), lambda, lo);
     hi = hn::IfThenElse(hn::AndNot(above, active), lambda, hi);
     const auto finished = hn::Or(hn::Eq(s, one), hn::Eq(slope, zero));
