@@ -1651,9 +1651,9 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
 // Newton's iteration of newton_threshold (newton_threshold.h) for k > 1, k != 2, one row per
 // lane: the candidates y = x - max of L = Lanes(d) rows in columns (y[j L + l]: candidate j of
 // row l, -inf past a row's count), lambda of each row from 0 (a lower bound: the maximum alone
-// reaches 1). The same steps, bracket and stop per lane as the row-at-a-time solver, without its
-// drop of candidates (only a saving there); a lane that stops is frozen while the others go on,
-// so a row's lambda does not depend on the rows beside it. One row at a time, each step waits on
+// reaches 1). The same steps, bracket and stop per lane as the row-at-a-time solver (and, for a
+// general power, its drop of the candidates proven outside); a lane that stops is frozen while
+// the others go on, so a row's lambda does not depend on the rows beside it. One row at a time, each step waits on
 // the last (a vector exp and log per candidate, then a scalar expm1 and log1p); side by side the
 // rows' steps overlap.
 template <int Power, class D, class V = hn::Vec<D>>
@@ -1710,7 +1710,7 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t columns, double a, doubl
       }
       columns = kept_columns;
     }
-    lo = hn::IfThenElse(hn::And(active, above), lambda, lo);
+    lo = hn::IfThenElse(lower_bound, lambda, lo);
     hi = hn::IfThenElse(hn::AndNot(above, active), lambda, hi);
     const auto finished = hn::Or(hn::Eq(s, one), hn::Eq(slope, zero));
     // The step on F = s^(1/k) - 1, (s - s^(1-1/k)) / (a slope) with the numerator as
