@@ -200,16 +200,8 @@ void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& sc
   const PowerSolution<T> s =
       a > 0 ? sparse_power_threshold(x, n, a, k, scratch) : dense_power_threshold(x, n, a, k, scratch);
   if (s.not_finite || s.max == -kInf<T>) return write_degenerate(p, n, s.not_finite, tau);
-  // From the offset c, but within 0.1 of alpha = 1 (k > 10, as in the solver's sums) from
-  // lambda through log1p: there c = 1 - a lambda, rounded, would move p by k roundings.
-  const WriteKind kind = k == 1   ? WriteKind::linear
-                         : k == 2 ? WriteKind::square
-                         : k == 3 || k == 4 ? WriteKind::integer_power
-                         : k > 0 && k < 1 ? WriteKind::offset_power
-                         : std::abs(a) < 0.1 && std::is_same_v<T, double> ? WriteKind::power_near_one
-                                             : WriteKind::power;
   Kernels<T>::write(x, p, n,
-                    {.kind = kind,
+                    {.kind = simd::EntmaxWriteKind<T>(a, k),
                      .shift = s.max,
                      .a = static_cast<T>(a),
                      .c = static_cast<T>(s.threshold.offset),

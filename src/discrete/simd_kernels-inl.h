@@ -854,12 +854,22 @@ HWY_INLINE V PowerMinusOne(D d, V u, V k_minus_one) {
   }
 }
 
+// One vector's terms of the power sums at u: s += u^k and slope += u^(k-1) where `inside`
+// (the caller's test of 0 < u < inf), 0 elsewhere.
+template <int Power, class D, class V, class M>
+HWY_INLINE void AddPowerTerms(D d, V u, M inside, V k_minus_one, V& s, V& slope) {
+  const V safe = hn::IfThenElse(inside, u, hn::Set(d, 1.0));
+  const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k_minus_one));
+  s = hn::MulAdd(pk1, safe, s);
+  slope = hn::Add(slope, pk1);
+}
+
 template <int Power>
 PowerSums SumPowersOf(const double* y, std::size_t n, const PowerSumParams& w) {
   const hn::ScalableTag<double> d;
   using V = hn::Vec<decltype(d)>;
   const V a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
-  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
+  const V zero = hn::Zero(d), infinity = hn::Set(d, kInf<double>);
   // Two sets of accumulators, even and odd vectors, halve the add latency chains.
   V s[2] = {zero, zero}, slope[2] = {zero, zero}, lowest[2] = {infinity, infinity};
   std::size_t count = 0;
@@ -868,10 +878,7 @@ PowerSums SumPowersOf(const double* y, std::size_t n, const PowerSumParams& w) {
     const V u = hn::MulAdd(a, v, base);
     // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
     const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
-    const V safe = hn::IfThenElse(inside, u, one);
-    const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k1));
-    s[j] = hn::MulAdd(pk1, safe, s[j]);
-    slope[j] = hn::Add(slope[j], pk1);
+    AddPowerTerms<Power>(d, u, inside, k1, s[j], slope[j]);
     lowest[j] = hn::Min(lowest[j], hn::IfThenElse(inside, u, infinity));
     count += hn::CountTrue(d, inside);
   };
@@ -1672,11 +1679,8 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t columns, double a, doubl
     V s = zero, slope = zero, count = zero;
     for (std::size_t j = 0; j < columns; ++j) {
       const V u = hn::MulAdd(av, hn::Load(d, y + j * L), base);
-      const auto inside = hn::Gt(u, zero);  // y = -inf: u = -inf
-      const V safe = hn::IfThenElse(inside, u, one);
-      const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k_minus_one));
-      s = hn::MulAdd(pk1, safe, s);
-      slope = hn::Add(slope, pk1);
+      const auto inside = hn::Gt(u, zero);  // y = -inf (past a row's count): u = -inf
+      AddPowerTerms<Power>(d, u, inside, k_minus_one, s, slope);
       count = hn::Add(count, hn::IfThenElseZero(inside, one));
     }
     const auto active = hn::Not(done);
@@ -1756,11 +1760,7 @@ HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t columns, double a, do
     V s = zero, slope = zero;
     for (std::size_t j = 0; j < columns; ++j) {
       const V u = hn::MulAdd(av, hn::Load(d, y + j * L), c);
-      const auto inside = hn::Gt(u, zero);  // y = -inf: u = -inf
-      const V safe = hn::IfThenElse(inside, u, one);
-      const V pk1 = hn::IfThenElseZero(inside, PowerMinusOne<Power>(d, safe, k_minus_one));
-      s = hn::MulAdd(pk1, safe, s);
-      slope = hn::Add(slope, pk1);
+      AddPowerTerms<Power>(d, u, hn::Gt(u, zero), k_minus_one, s, slope);  // y = -inf: u = -inf
     }
     const auto active = hn::Not(done);
     const V f = hn::Sub(s, one);
@@ -1803,7 +1803,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   alignas(kMaxBytes) double lambda[kMaxL], offset[kMaxL];
   T maxima[kMaxL] = {};
   std::size_t counts[kMaxL] = {};
-  const bool integer = k == 3 || k == 4;
+  const WriteKind kind = EntmaxWriteKind<T>(a, k);  // entmax_row's write, the same for every row
   for (std::size_t first = 0; first < rows; first += L) {
     std::size_t group = std::min(L, rows - first), columns = 0;
     for (std::size_t l = 0; l < group; ++l) {
@@ -1838,7 +1838,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       const std::size_t r = first + l;
       // The write of entmax_row for this k.
       Write(x + r * n, p + r * n, n,
-            {.kind = k < 1 ? WriteKind::offset_power : integer ? WriteKind::integer_power : WriteKind::power,
+            {.kind = kind,
              .shift = maxima[l],
              .a = static_cast<T>(a),
              .c = static_cast<T>(offset[l]),

@@ -3,8 +3,10 @@
 // algorithms that call them live in forward.cc and backward.cc. T is float or double.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace sparcon::simd {
 
@@ -59,6 +61,20 @@ struct WriteParams {
   double exact_a = 1, exact_offset = 0, exact_k = 1;
   double scale = 1;  ///< power (normmax's 1 / Z)
 };
+
+/// How entmax's p_i = [a y_i + offset]_+^k (y = x - max, a = alpha - 1, k = 1/a) is written:
+/// k = 1, 2 linear and square, 3 and 4 integer_power, k < 1 (alpha > 2) offset_power, within 0.1
+/// of alpha = 1 power_near_one for double rows (there k > 10 would amplify the rounding of the
+/// offset; float rows lose nothing to it), power otherwise.
+template <class T>
+WriteKind EntmaxWriteKind(double a, double k) {
+  return k == 1   ? WriteKind::linear
+         : k == 2 ? WriteKind::square
+         : k == 3 || k == 4 ? WriteKind::integer_power
+         : k > 0 && k < 1 ? WriteKind::offset_power
+         : std::abs(a) < 0.1 && std::is_same_v<T, double> ? WriteKind::power_near_one
+                                                          : WriteKind::power;
+}
 
 /// How the backward pass weighs entries: s_i, a function of p_i.
 enum class WeightKind {
