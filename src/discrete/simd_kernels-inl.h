@@ -1108,8 +1108,27 @@ struct BlockCandidates {
 
 // ---- tiny rows, one row per lane ---------------------------------------------------------------
 
+// Whether the tiny blocks and groups of rows of T (below) hold a row per lane of a vector of T
+// and sort it in T, converting to double after the sort: floats on targets below AVX-512, where
+// a network of floats sorts twice the rows a network of doubles does for the same instructions
+// (AVX2, an AMD EPYC Zen 3, 2026-12-03: rows of 16 1.1-1.2x faster, of 64 1.2-1.3x). Floats
+// on AVX-512 go 8 rows at a time (ColumnsOfRows makes their columns in registers, in double;
+// not measured in float there), doubles a vector at a time.
+template <class T>
+constexpr bool kSortsFloatLanes = std::is_same_v<T, float> && HWY_TARGET > HWY_AVX3 && HWY_TARGET != HWY_SCALAR;
+
+// The rows of a tiny block or group: a vector of floats where kSortsFloatLanes, else of doubles.
+template <class T>
+HWY_INLINE std::size_t BlockRows() {
+  if constexpr (kSortsFloatLanes<T>) {
+    return hn::Lanes(hn::ScalableTag<float>());
+  } else {
+    return hn::Lanes(hn::ScalableTag<double>());
+  }
+}
+
 // Rows of a few entries cost a horizontal reduction per pass; the kernels for them take a block
-// of hn::Lanes(double) rows at once, transposed (column j of the rows in one vector, row l in
+// of BlockRows<T>() rows at once, transposed (column j of the rows in one vector, row l in
 // lane l), so that each reduction becomes lane-wise arithmetic shared by the rows.
 template <std::size_t Size, class T>
 struct TinyBlock {
@@ -1121,7 +1140,7 @@ struct TinyBlock {
 // to retire, and a gather per column costs more (both measured).
 template <std::size_t Size, class T>
 HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>& block) {
-  const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
+  const std::size_t L = BlockRows<T>();
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t j = 0; j < n; ++j) block.columns[j][l] = x[l * n + j];
 }
@@ -1171,13 +1190,11 @@ HWY_INLINE void SortLanesDescending(D, hn::Vec<D>* v, std::index_sequence<I...>)
   (exchange(pairs[I][0], pairs[I][1]), ...);
 }
 
-// The thresholds of sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) for hn::Lanes(double)
-// rows at once, row l in lane l, from the columns y[0, Size) in double (sorted in place), whose
-// lane l holds row l's entries (or its candidates: every entry above max - 1/a, the maximum
-// among them), padded with -inf (Size is a power of two). A row of a few entries (or
-// candidates) is otherwise all fixed cost: passes that each end in a horizontal reduction; here
-// the lanes share them. The columns, in double, are sorted in each lane by a sorting network and
-// the support found in sorted order with y = x - max (y_0 = 0 >= y_1 >= ...) from
+// The thresholds of sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) for hn::Lanes(d)
+// rows at once, row l in lane l, from the columns y[0, Size) in double, sorted decreasingly in
+// each lane (by SolveTinyColumns below), whose lane l holds row l's entries (or its candidates:
+// every entry above max - 1/a, the maximum among them), padded with -inf, its maximum finite.
+// The support is found in sorted order with y = x - max (y_0 = 0 >= y_1 >= ...) from
 //   G_k = sum_(j<k) (y_j - y_k) = G_(k-1) + k d,
 //   F_k = sum_(j<k) (y_j - y_k)^2 = F_(k-1) + d (2 G_(k-1) + k d),   d = y_(k-1) - y_k >= 0,
 // sums of non-negative terms (no cancellation). They are the pairwise criteria of
@@ -1189,19 +1206,12 @@ HWY_INLINE void SortLanesDescending(D, hn::Vec<D>* v, std::index_sequence<I...>)
 // the support):
 //   offset = sqrt((1 - a^2 (F_K - G_K^2 / K)) / K) - a mean_S y.
 // Padding and masked entries (-inf) give d = +inf or NaN, which fails both criteria. Stores each
-// lane's maximum and offset; returns false, having stored nothing, when a lane has no finite
-// maximum (a NaN or +inf entry, or every entry -inf).
+// lane's maximum and offset.
 template <std::size_t Size, class D>
-HWY_INLINE bool SolveTinyColumns(D d, hn::Vec<D>* y, int k, double* maxima, double* offsets) {
+HWY_INLINE void StoreSortedThresholds(D d, const hn::Vec<D>* y, int k, double* maxima, double* offsets) {
   using V = hn::Vec<D>;
   const V zero = hn::Zero(d), one = hn::Set(d, 1.0);
-  const V minus_inf = hn::Set(d, -kInf<double>), infinity = hn::Set(d, kInf<double>);
-  auto unusable = hn::Lt(zero, zero);  // no lane yet
-  for (std::size_t j = 0; j < Size; ++j) unusable = hn::Or(unusable, hn::Not(hn::Lt(y[j], infinity)));  // NaN or +inf
-  if (!hn::AllFalse(d, unusable)) return false;
-  SortLanesDescending<Size>(d, y, std::make_index_sequence<kOddEvenMergePairs<Size>.size()>());
   const V max = y[0];
-  if (!hn::AllFalse(d, hn::Eq(max, minus_inf))) return false;
   const double a = ShortRowScale(k);
   const V a_vector = hn::Set(d, a);
   V offset;
@@ -1229,6 +1239,11 @@ HWY_INLINE bool SolveTinyColumns(D d, hn::Vec<D>* y, int k, double* maxima, doub
       f = hn::MulAdd(gap, hn::Add(hn::Add(g, g), step), f);
       g = hn::Add(g, step);
       const auto in = hn::Lt(f, bound);
+      // Past the support of every lane, as for k = 1; only for the candidates of longer rows
+      // (up to 32): on rows of 16 (every entry a column) the exit's mispredictions cost more
+      // than the columns it saves (AVX2, an AMD EPYC Zen 3, 2026-12-03: rows of 64 1.1x faster,
+      // rows of 16 0.85x; as on AVX-512 before).
+      if (Size > 16 && hn::AllFalse(d, in)) break;
       size = hn::Add(size, hn::IfThenElseZero(in, one));
       last_y = hn::IfThenElse(in, yi, last_y);
       last_g = hn::IfThenElse(in, g, last_g);
@@ -1241,6 +1256,39 @@ HWY_INLINE bool SolveTinyColumns(D d, hn::Vec<D>* y, int k, double* maxima, doub
   }
   hn::Store(max, d, maxima);
   hn::Store(offset, d, offsets);
+}
+
+// The thresholds of the rows in the lanes of the columns y[0, Size) (doubles, or floats with
+// twice as many lanes, see kSortsFloatLanes; Size a power of two) by StoreSortedThresholds:
+// each lane sorted by a sorting network (exact: a sort does not round, nor does the conversion
+// of floats to double after it). A row of a few entries (or candidates) is otherwise all fixed
+// cost: passes that each end in a horizontal reduction; here the lanes share them. Stores each
+// lane's maximum and offset, as doubles; returns false, having stored nothing, when a lane has
+// no finite maximum (a NaN or +inf entry, or every entry -inf).
+template <std::size_t Size, class D>
+HWY_INLINE bool SolveTinyColumns(D d, hn::Vec<D>* y, int k, double* maxima, double* offsets) {
+  using T = hn::TFromD<D>;
+  const auto infinity = hn::Set(d, kInf<T>);
+  auto unusable = hn::Lt(infinity, infinity);  // no lane yet
+  for (std::size_t j = 0; j < Size; ++j) unusable = hn::Or(unusable, hn::Not(hn::Lt(y[j], infinity)));  // NaN or +inf
+  if (!hn::AllFalse(d, unusable)) return false;
+  SortLanesDescending<Size>(d, y, std::make_index_sequence<kOddEvenMergePairs<Size>.size()>());
+  if (!hn::AllFalse(d, hn::Eq(y[0], hn::Set(d, -kInf<T>)))) return false;
+  if constexpr (std::is_same_v<T, double>) {
+    StoreSortedThresholds<Size>(d, y, k, maxima, offsets);
+  }
+#if HWY_TARGET != HWY_SCALAR  // (which has no halves: kSortsFloatLanes is false there)
+  if constexpr (std::is_same_v<T, float>) {  // the lower half of the lanes, then the upper half
+    static_assert(hn::MaxLanes(D()) == 2 * hn::MaxLanes(hn::ScalableTag<double>()));
+    const hn::ScalableTag<double> dd;
+    const hn::Half<D> dh;
+    hn::Vec<decltype(dd)> half[Size];
+    for (std::size_t j = 0; j < Size; ++j) half[j] = hn::PromoteTo(dd, hn::LowerHalf(dh, y[j]));
+    StoreSortedThresholds<Size>(dd, half, k, maxima, offsets);
+    for (std::size_t j = 0; j < Size; ++j) half[j] = hn::PromoteTo(dd, hn::UpperHalf(dh, y[j]));
+    StoreSortedThresholds<Size>(dd, half, k, maxima + hn::Lanes(dd), offsets + hn::Lanes(dd));
+  }
+#endif
   return true;
 }
 
@@ -1250,12 +1298,19 @@ template <std::size_t Size, std::size_t Capacity, class T>
 HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t n, int k, double* maxima,
                                double* offsets) {
   static_assert(Size <= Capacity);
-  const hn::ScalableTag<double> d;
-  const hn::Rebind<T, decltype(d)> dt;
-  hn::Vec<decltype(d)> y[Size];
-  for (std::size_t j = 0; j < Size; ++j)
-    y[j] = j < n ? PromoteColumn(d, hn::Load(dt, block.columns[j])) : hn::Set(d, -kInf<double>);
-  return SolveTinyColumns<Size>(d, y, k, maxima, offsets);
+  if constexpr (kSortsFloatLanes<T>) {
+    const hn::ScalableTag<T> d;
+    hn::Vec<decltype(d)> y[Size];
+    for (std::size_t j = 0; j < Size; ++j) y[j] = j < n ? hn::Load(d, block.columns[j]) : hn::Set(d, -kInf<T>);
+    return SolveTinyColumns<Size>(d, y, k, maxima, offsets);
+  } else {
+    const hn::ScalableTag<double> d;
+    const hn::Rebind<T, decltype(d)> dt;
+    hn::Vec<decltype(d)> y[Size];
+    for (std::size_t j = 0; j < Size; ++j)
+      y[j] = j < n ? PromoteColumn(d, hn::Load(dt, block.columns[j])) : hn::Set(d, -kInf<double>);
+    return SolveTinyColumns<Size>(d, y, k, maxima, offsets);
+  }
 }
 
 // One row's threshold for the write: the row's maximum and p = [a (x - max) + offset]_+^k, with
@@ -1279,22 +1334,38 @@ HWY_INLINE void WriteShortRow(const T* x, T* p, T* tau, std::size_t n, int k, co
   if (tau) *tau = sparcon::detail::entmax_tau(a, t.max, t.lambda);
 }
 
-#if HWY_TARGET <= HWY_AVX3
-// Entries [16 h, 16 h + 16) of the first `count` at x as a vector, the other lanes -inf.
-HWY_INLINE __m512 SixteenOf(const float* x, std::size_t count, std::size_t h) {
-  const std::size_t lanes = std::min<std::size_t>(16, count - std::min(count, 16 * h));
-  return LoadTail(hn::ScalableTag<float>(), x + 16 * h, lanes, -kInf<float>).raw;
+#if HWY_TARGET != HWY_SCALAR
+// ---- blocks of rows of floats loaded whole -------------------------------------------------------
+
+// Floats on every target but HWY_SCALAR load a block's rows whole, a vector at a time, and make
+// their columns in registers: on AVX-512 8 rows of 16 into 16 columns of 8 doubles
+// (ColumnsOfRows), elsewhere N rows of N floats into N columns of N floats (TransposeSquare,
+// N = 4 or 8), which kSortsFloatLanes sorts in float. A block's rows are given as
+// rows[h][l] = entries [N h, N h + N) of row l, -inf past its end.
+using FloatTag = hn::ScalableTag<float>;
+using FloatVec = hn::Vec<FloatTag>;
+constexpr std::size_t kRowLanes = hn::MaxLanes(FloatTag());  // N
+constexpr std::size_t kFloatBlockRows = HWY_TARGET <= HWY_AVX3 ? 8 : kRowLanes;
+// The vectors of a row of up to Size entries.
+template <std::size_t Size>
+constexpr std::size_t kRowVectors = (Size + kRowLanes - 1) / kRowLanes;
+
+// Entries [N h, N h + N) of the first `count` at x as a vector, the other lanes -inf.
+HWY_INLINE FloatVec RowVector(const float* x, std::size_t count, std::size_t h) {
+  const std::size_t lanes = std::min(kRowLanes, count - std::min(count, kRowLanes * h));
+  return LoadTail(FloatTag(), x + kRowLanes * h, lanes, -kInf<float>);
 }
 
+#if HWY_TARGET <= HWY_AVX3
 // y[j] = column j (j < 16) of the 8 rows of 16 floats, in double, row l in lane l: the rows
 // interleaved by pairs of floats, then of doubles (u[j], u[4 + j]: rows 0-3 and 4-7 of column
 // 4b + j in 128-bit block b), then whole blocks regrouped.
 template <class DD>
-HWY_INLINE void ColumnsOfRows(DD, const __m512* rows, hn::Vec<DD>* y) {
+HWY_INLINE void ColumnsOfRows(DD, const hn::Vec<hn::ScalableTag<float>>* rows, hn::Vec<DD>* y) {
   __m512 t[8], u[8];
   for (int p = 0; p < 4; ++p) {
-    t[2 * p] = _mm512_unpacklo_ps(rows[2 * p], rows[2 * p + 1]);
-    t[2 * p + 1] = _mm512_unpackhi_ps(rows[2 * p], rows[2 * p + 1]);
+    t[2 * p] = _mm512_unpacklo_ps(rows[2 * p].raw, rows[2 * p + 1].raw);
+    t[2 * p + 1] = _mm512_unpackhi_ps(rows[2 * p].raw, rows[2 * p + 1].raw);
   }
   for (int h = 0; h < 2; ++h) {
     const __m512d a = _mm512_castps_pd(t[4 * h]), b = _mm512_castps_pd(t[4 * h + 2]);
@@ -1319,7 +1390,54 @@ HWY_INLINE void ColumnsOfRows(DD, const __m512* rows, hn::Vec<DD>* y) {
     y[12 + j] = upper(second);
   }
 }
+#else
+// columns[j] = column j of the N rows rows[0, N) of N floats (N = 4 or 8), row l in lane l: the
+// rows interleaved by pairs of floats, then of pairs (columns j and 4 + j of rows 4q..4q + 3
+// in u[4q + j]), then, for N = 8, the 128-bit halves regrouped.
+template <class D>
+HWY_INLINE void TransposeSquare(D d, const hn::Vec<D>* rows, hn::Vec<D>* columns) {
+  constexpr std::size_t N = hn::MaxLanes(D());
+  static_assert(N == 4 || N == 8);
+  const hn::Repartition<double, D> d64;
+  hn::Vec<D> t[N], u[N];
+  for (std::size_t p = 0; p < N / 2; ++p) {
+    t[2 * p] = hn::InterleaveLower(d, rows[2 * p], rows[2 * p + 1]);
+    t[2 * p + 1] = hn::InterleaveUpper(d, rows[2 * p], rows[2 * p + 1]);
+  }
+  for (std::size_t q = 0; q < N / 4; ++q) {
+    const auto a = hn::BitCast(d64, t[4 * q]), b = hn::BitCast(d64, t[4 * q + 2]);
+    const auto c = hn::BitCast(d64, t[4 * q + 1]), e = hn::BitCast(d64, t[4 * q + 3]);
+    u[4 * q] = hn::BitCast(d, hn::InterleaveLower(d64, a, b));
+    u[4 * q + 1] = hn::BitCast(d, hn::InterleaveUpper(d64, a, b));
+    u[4 * q + 2] = hn::BitCast(d, hn::InterleaveLower(d64, c, e));
+    u[4 * q + 3] = hn::BitCast(d, hn::InterleaveUpper(d64, c, e));
+  }
+  for (std::size_t j = 0; j < 4; ++j) {
+    if constexpr (N == 4) {
+      columns[j] = u[j];
+    } else {
+      columns[j] = hn::ConcatLowerLower(d, u[4 + j], u[j]);
+      columns[4 + j] = hn::ConcatUpperUpper(d, u[4 + j], u[j]);
+    }
+  }
+}
 #endif
+
+// SolveTinyColumns on the block of kFloatBlockRows rows of up to Size entries given as vectors.
+template <std::size_t Size>
+HWY_INLINE bool SolveFloatRows(const FloatVec (*rows)[kFloatBlockRows], int k, double* maxima, double* offsets) {
+#if HWY_TARGET <= HWY_AVX3
+  const hn::ScalableTag<double> dd;
+  hn::Vec<decltype(dd)> y[16 * kRowVectors<Size>];
+  for (std::size_t h = 0; h < kRowVectors<Size>; ++h) ColumnsOfRows(dd, rows[h], y + 16 * h);
+  return SolveTinyColumns<Size>(dd, y, k, maxima, offsets);
+#else
+  FloatVec y[kRowLanes * kRowVectors<Size>];
+  for (std::size_t h = 0; h < kRowVectors<Size>; ++h) TransposeSquare(FloatTag(), rows[h], y + kRowLanes * h);
+  return SolveTinyColumns<Size>(FloatTag(), y, k, maxima, offsets);
+#endif
+}
+#endif  // HWY_TARGET != HWY_SCALAR
 
 // Rows [0, rows) of length n <= Size, a block of lanes at a time; the rows of a block that
 // SolveTinyColumns leaves and the last rows, fewer than a block, go one by one to row_done(r),
@@ -1328,25 +1446,23 @@ HWY_INLINE void ColumnsOfRows(DD, const __m512* rows, hn::Vec<DD>* y) {
 // (ColumnsOfRows; 1-2% faster on rows of 16 than the block, within noise, an AMD EPYC,
 // 2026-12-03); elsewhere the rows are transposed into a block by scalar stores, the next block
 // before the current one is solved (a vector load across fresh stores waits for them to retire).
+// On AVX2 the rows loaded whole and transposed in registers (TransposeSquare) were 0.8x as fast
+// as the block on rows of 16 (an AMD EPYC Zen 3, 2026-12-03).
 template <std::size_t Size, class T, class RowDone>
 HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 RowDone&& row_done) {
-  const hn::ScalableTag<double> dd;
-  const std::size_t L = hn::Lanes(dd);
+  const std::size_t L = BlockRows<T>();
   TinyBlock<Size, T> blocks[2];
   alignas(kMaxBytes) double maxima[kMaxBytes / sizeof(double)], offsets[kMaxBytes / sizeof(double)];
   // The thresholds of rows [r, r + L), the b-th block.
   auto solve_block = [&](std::size_t b, std::size_t r) HWY_ATTR -> bool {
 #if HWY_TARGET <= HWY_AVX3
     if constexpr (std::is_same_v<T, float>) {
-      constexpr std::size_t kHalves = Size <= 16 ? 1 : 2;
-      __m512 loaded[kHalves][8];
-      for (std::size_t l = 0; l < 8; ++l) {
-        for (std::size_t h = 0; h < kHalves; ++h) loaded[h][l] = SixteenOf(x + (r + l) * n, n, h);
+      FloatVec loaded[kRowVectors<Size>][kFloatBlockRows];
+      for (std::size_t l = 0; l < kFloatBlockRows; ++l) {
+        for (std::size_t h = 0; h < kRowVectors<Size>; ++h) loaded[h][l] = RowVector(x + (r + l) * n, n, h);
       }
-      hn::Vec<decltype(dd)> y[16 * kHalves];
-      for (std::size_t h = 0; h < kHalves; ++h) ColumnsOfRows(dd, loaded[h], y + 16 * h);
-      return SolveTinyColumns<Size>(dd, y, k, maxima, offsets);
+      return SolveFloatRows<Size>(loaded, k, maxima, offsets);
     }
 #endif
     if (b == 0) TransposeTinyBlock(x + r * n, n, blocks[0]);
@@ -1484,44 +1600,51 @@ struct GroupBlock {
   }
 };
 
-#if HWY_TARGET <= HWY_AVX3
-// Floats on AVX-512 (measured 1.1-1.2x faster than a scatter or scalar stores per row on rows
-// of 64-128, an AMD EPYC, 2026-12-03): each row is collected into a slot of its own, and Solve
-// loads the rows added as one or two vectors of 16 (by then the stores that put them there have
-// long retired: loaded right after them, a vector across several fresh stores waits for them)
-// and turns the 8 rows into the block's columns in registers (ColumnsOfRows).
+#if HWY_TARGET != HWY_SCALAR
+// Floats (measured on AVX-512 1.1-1.2x faster than a scatter or scalar stores per row on rows of
+// 64-128, an AMD EPYC, 2026-12-03; on AVX2 with the sort in float 1.1-1.2x faster than TinyBlock's
+// scalar stores, an AMD EPYC Zen 3, the same day): each row is collected into a slot of its own, and
+// Solve loads the rows added as whole vectors (by then the stores that put them there have long
+// retired: loaded right after them, a vector across several fresh stores waits for them) and
+// turns them into the block's columns in registers (SolveFloatRows). Below AVX-512, whose masked
+// loads read no further than asked, Add pads the slot with -inf and Solve loads whole vectors.
 template <std::size_t Size>
 struct GroupBlock<Size, float> {
-  static constexpr std::size_t kHalves = Size / 16, kRows = 8;
-  static_assert(Size == 16 || Size == 32);
-  alignas(kMaxBytes) float slots[kRows][kMaxGroupedRow + 16];
-  __m512 rows[kHalves][kRows];
+  static constexpr std::size_t kVectors = kRowVectors<Size>, kRows = kFloatBlockRows;
+  static constexpr bool kPads = HWY_TARGET > HWY_AVX3;
+  static_assert(Size % kRowLanes == 0 && Size <= 32);
+  alignas(kMaxBytes) float slots[kRows][kMaxGroupedRow + 2 * 32];  // Collect's n + N, or count + Size
+  FloatVec rows[kVectors][kRows];
   bool pending[kRows] = {};
   std::size_t counts[kRows] = {};
 
   GroupBlock() {
+    const FloatTag d;
     for (std::size_t l = 0; l < kRows; ++l) {
-      rows[0][l] = _mm512_mask_mov_ps(_mm512_set1_ps(-kInf<float>), 1, _mm512_setzero_ps());
-      if constexpr (kHalves == 2) rows[1][l] = _mm512_set1_ps(-kInf<float>);
+      for (std::size_t h = 0; h < kVectors; ++h)  // the maximum 0 alone
+        rows[h][l] = hn::IfThenElse(hn::FirstN(d, h == 0 ? 1 : 0), hn::Zero(d), hn::Set(d, -kInf<float>));
     }
   }
   float* Slot(std::size_t l, float*) { return slots[l]; }
   void Add(std::size_t l, const float*, std::size_t count) {  // the candidates are slots[l]
     pending[l] = true;
     counts[l] = count;
+    if constexpr (kPads) {
+      for (std::size_t h = 0; h < kVectors; ++h)
+        hn::StoreU(hn::Set(FloatTag(), -kInf<float>), FloatTag(), slots[l] + count + kRowLanes * h);
+    }
   }
   template <std::size_t S>
   void Solve(int k, double* maxima, double* offsets) {
-    const hn::ScalableTag<double> dd;
-    static_assert(hn::MaxLanes(decltype(dd)()) == kRows && S <= Size && S % 16 == 0);
+    static_assert(S <= Size && S % kRowLanes == 0);
     for (std::size_t l = 0; l < kRows; ++l) {
       if (!pending[l]) continue;
-      for (std::size_t h = 0; h < S / 16; ++h) rows[h][l] = SixteenOf(slots[l], counts[l], h);
+      for (std::size_t h = 0; h < kRowVectors<S>; ++h) {
+        rows[h][l] = kPads ? hn::LoadU(FloatTag(), slots[l] + kRowLanes * h) : RowVector(slots[l], counts[l], h);
+      }
       pending[l] = false;
     }
-    hn::Vec<decltype(dd)> y[S];
-    for (std::size_t h = 0; h < S / 16; ++h) ColumnsOfRows(dd, rows[h], y + 16 * h);
-    SolveTinyColumns<S>(dd, y, k, maxima, offsets);
+    SolveFloatRows<S>(rows, k, maxima, offsets);
   }
 };
 #endif
@@ -1605,8 +1728,8 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // which GroupBlock may read only when the group is solved.
   auto grouped = [&](auto size) HWY_ATTR -> std::size_t {
     constexpr std::size_t Size = decltype(size)::value, Narrow = 16;
-    constexpr std::size_t kLanes = kMaxBytes / sizeof(double);
-    const std::size_t L = hn::Lanes(hn::ScalableTag<double>());
+    constexpr std::size_t kLanes = kMaxBytes / sizeof(float);
+    const std::size_t L = BlockRows<T>();
     GroupBlock<Size, T> block;
     RowThreshold<T> thresholds[kLanes];
     bool in_block[kLanes];
@@ -1647,7 +1770,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     return one_by_one(r);
   };
   // A group's rows are read again by the writes after the last one's collection.
-  if (n > kMaxGroupedRow || n * hn::Lanes(hn::ScalableTag<double>()) * sizeof(T) > kMaxGroupBytes)
+  if (n > kMaxGroupedRow || n * BlockRows<T>() * sizeof(T) > kMaxGroupBytes)
     return one_by_one(0);
   return k == 1 ? grouped(std::integral_constant<std::size_t, 16>())
                 : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>());
