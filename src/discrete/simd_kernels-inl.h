@@ -1455,12 +1455,13 @@ HWY_INLINE bool SolveFloatRows(const FloatVec (*rows)[kFloatBlockRows], int k, d
 // Rows [0, rows) of length n <= Size, a block of lanes at a time; the rows of a block that
 // SolveTinyColumns leaves and the last rows, fewer than a block, go one by one to row_done(r),
 // which returns false for a row it leaves to the caller. Returns that row's index, or rows.
-// Floats on AVX-512 load each row as one or two vectors and turn the 8 into columns in registers
-// (ColumnsOfRows; 1-2% faster on rows of 16 than the block, within noise, an AMD EPYC,
-// 2026-12-03); elsewhere the rows are transposed into a block by scalar stores, the next block
-// before the current one is solved (a vector load across fresh stores waits for them to retire).
-// On AVX2 the rows loaded whole and transposed in registers (TransposeSquare) were 0.8x as fast
-// as the block on rows of 16 (an AMD EPYC Zen 3, 2026-12-03).
+// Floats load each row as whole vectors and turn them into columns in registers (SolveFloatRows):
+// on AVX-512 every row (masked loads; 1-2% faster on rows of 16 than the block, within noise, an
+// AMD EPYC, 2026-12-03), elsewhere rows of a multiple of N entries (AVX2, an AMD EPYC Zen 3, the
+// same day: rows of 16 1.2-1.3x faster than the block; a partial vector through LoadTail's stack
+// block made them 0.8x as fast). The other rows are transposed into a block by scalar stores,
+// the next block before the current one is solved (a vector load across fresh stores waits for
+// them to retire).
 template <std::size_t Size, class T, class RowDone>
 HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 RowDone&& row_done) {
@@ -1469,13 +1470,20 @@ HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std:
   alignas(kMaxBytes) double maxima[kMaxBytes / sizeof(double)], offsets[kMaxBytes / sizeof(double)];
   // The thresholds of rows [r, r + L), the b-th block.
   auto solve_block = [&](std::size_t b, std::size_t r) HWY_ATTR -> bool {
-#if HWY_TARGET <= HWY_AVX3
+#if HWY_TARGET != HWY_SCALAR
     if constexpr (std::is_same_v<T, float>) {
-      FloatVec loaded[kRowVectors<Size>][kFloatBlockRows];
-      for (std::size_t l = 0; l < kFloatBlockRows; ++l) {
-        for (std::size_t h = 0; h < kRowVectors<Size>; ++h) loaded[h][l] = RowVector(x + (r + l) * n, n, h);
+      constexpr bool kMasked = HWY_TARGET <= HWY_AVX3;
+      if (kMasked || n % kRowLanes == 0) {
+        FloatVec loaded[kRowVectors<Size>][kFloatBlockRows];
+        for (std::size_t l = 0; l < kFloatBlockRows; ++l) {
+          for (std::size_t h = 0; h < kRowVectors<Size>; ++h) {
+            loaded[h][l] = kMasked ? RowVector(x + (r + l) * n, n, h)
+                         : kRowLanes * h < n ? hn::LoadU(FloatTag(), x + (r + l) * n + kRowLanes * h)
+                                             : hn::Set(FloatTag(), -kInf<float>);
+          }
+        }
+        return SolveFloatRows<Size>(loaded, k, maxima, offsets);
       }
-      return SolveFloatRows<Size>(loaded, k, maxima, offsets);
     }
 #endif
     if (b == 0) TransposeTinyBlock(x + r * n, n, blocks[0]);
