@@ -225,11 +225,11 @@ void ShiftedToDouble(const T* x, std::size_t n, T shift, double* y) {
 
 // ---- write pass ------------------------------------------------------------------------------
 
-// A vector of T with as many lanes as the doubles' (a column of a tiny block, or half a vector
-// of floats) in double.
+// A vector of T with as many lanes as d's (a column of a tiny block, or half a vector of floats)
+// in d's type: promoted to double, or as it is where T is already that type.
 template <class D, class V>
 HWY_INLINE hn::Vec<D> PromoteColumn(D d, V v) {
-  if constexpr (std::is_same_v<hn::TFromV<V>, double>) {
+  if constexpr (std::is_same_v<hn::TFromV<V>, hn::TFromD<D>>) {
     return v;
   } else {
     return hn::PromoteTo(d, v);
@@ -1311,19 +1311,13 @@ template <std::size_t Size, std::size_t Capacity, class T>
 HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t n, int k, double* maxima,
                                double* offsets) {
   static_assert(Size <= Capacity);
-  if constexpr (kSortsFloatLanes<T>) {
-    const hn::ScalableTag<T> d;
-    hn::Vec<decltype(d)> y[Size];
-    for (std::size_t j = 0; j < Size; ++j) y[j] = j < n ? hn::Load(d, block.columns[j]) : hn::Set(d, -kInf<T>);
-    return SolveTinyColumns<Size>(d, y, k, maxima, offsets);
-  } else {
-    const hn::ScalableTag<double> d;
-    const hn::Rebind<T, decltype(d)> dt;
-    hn::Vec<decltype(d)> y[Size];
-    for (std::size_t j = 0; j < Size; ++j)
-      y[j] = j < n ? PromoteColumn(d, hn::Load(dt, block.columns[j])) : hn::Set(d, -kInf<double>);
-    return SolveTinyColumns<Size>(d, y, k, maxima, offsets);
-  }
+  using U = std::conditional_t<kSortsFloatLanes<T>, float, double>;  // the type the network sorts
+  const hn::ScalableTag<U> d;
+  const hn::Rebind<T, decltype(d)> dt;
+  hn::Vec<decltype(d)> y[Size];
+  for (std::size_t j = 0; j < Size; ++j)
+    y[j] = j < n ? PromoteColumn(d, hn::Load(dt, block.columns[j])) : hn::Set(d, -kInf<U>);
+  return SolveTinyColumns<Size>(d, y, k, maxima, offsets);
 }
 
 // One row's threshold for the write: the row's maximum and p = [a (x - max) + offset]_+^k, with
@@ -1577,11 +1571,12 @@ constexpr std::size_t kMinLaneBoundRow = 128;
 // reductions, a square root and a division that the collection waits for, and cost more than it
 // saved on rows of few candidates (4 N(0,1) scores: 0.64-0.77x) and on rows of 64 (0.81x; AVX2,
 // an AMD EPYC Zen 3, 2026-12-03; rows of 128 and 512 of N(0,1) 1.1x and 1.3x faster).
+// candidate_threshold: max - 1/a as CandidateThreshold rounds it.
 template <class T>
-HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T max, double a, int k) {
+HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T max, T candidate_threshold, double a, int k) {
   const hn::ScalableTag<T> d;
   const std::size_t N = hn::Lanes(d);
-  const auto candidate = hn::Set(d, CandidateThreshold(max, static_cast<T>(1 / a), -kInf<T>));
+  const auto candidate = hn::Set(d, candidate_threshold);
   const std::size_t near = hn::CountTrue(d, hn::Gt(hn::Load(d, lane_maxima), candidate)) +
                            hn::CountTrue(d, hn::Gt(hn::Load(d, lane_maxima + N), candidate));
   return 4 * near >= 3 * 2 * N ? NewtonLowerBound(lane_maxima, 2 * N, max, a, k, 0.0) : 0.0;
@@ -1597,10 +1592,9 @@ HWY_NOINLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, doub
   alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];  // 2 N of them, see MaxOf
   *max = MaxOf(row, n, lane_maxima);
   if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-  *lambda = LaneMaximaLowerBound(lane_maxima, *max, a, k);
-  const T threshold = *lambda > 0 ? BelowLowerBound(*max, *lambda, a)
-                                  : CandidateThreshold(*max, static_cast<T>(1 / a), -kInf<T>);
-  return Collect(row, n, threshold, out);
+  const T candidate_threshold = CandidateThreshold(*max, static_cast<T>(1 / a), -kInf<T>);
+  *lambda = LaneMaximaLowerBound(lane_maxima, *max, candidate_threshold, a, k);
+  return Collect(row, n, *lambda > 0 ? BelowLowerBound(*max, *lambda, a) : candidate_threshold, out);
 }
 
 // Rows with many candidates (N(0,1) scores: entmax-1.5 rows of 64 have 24 on average within the
