@@ -117,6 +117,7 @@ def main():
         whiten = np.linalg.inv(sqrtm(covariance))
         cov = variance * whiten @ whiten.T
         smallest_precision = np.linalg.eigvalsh(np.linalg.inv(cov))[0]
+        long_axis = math.atan2(*np.linalg.eigh(cov)[1][::-1, 1])  # psi's long axis, every pair's
         pairs = []
         for centre in centres:
             m = whiten @ (centre - mu)
@@ -124,7 +125,7 @@ def main():
             if 0.5 * smallest_precision * gap * gap > 44:
                 continue
             if args.frame == "principal" or np.linalg.norm(m) == 0:
-                phi = math.atan2(*np.linalg.eigh(cov)[1][::-1, 1])  # the long axis
+                phi = long_axis
             else:
                 phi = math.atan2(m[1], m[0])
             rot = np.array([[math.cos(phi), math.sin(phi)], [-math.sin(phi), math.cos(phi)]])

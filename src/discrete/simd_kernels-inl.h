@@ -779,17 +779,20 @@ template <WeightKind K, class D, class T = hn::TFromD<D>>
 HWY_INLINE void CenteredRowGroups(D d, const T* p, const T* g, T* dx, std::size_t rows,
                                   std::size_t n, hn::Vec<D> e) {
   const std::size_t N = hn::Lanes(d);
-  for (std::size_t first = 0; first < rows; first += N) {
-    const std::size_t at = first * n;
-    if (n == N) {
-      CenteredRowGroup<K, 1>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
-    } else if (n == 2 * N) {
-      CenteredRowGroup<K, 2>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
-    } else if (n == 4 * N) {
-      CenteredRowGroup<K, 4>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
-    } else {
-      CenteredRowGroup<K, 0>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
+  auto groups = [&](auto vectors) HWY_ATTR {
+    for (std::size_t first = 0; first < rows; first += N) {
+      const std::size_t at = first * n;
+      CenteredRowGroup<K, decltype(vectors)::value>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
     }
+  };
+  if (n == N) {
+    groups(std::integral_constant<std::size_t, 1>());
+  } else if (n == 2 * N) {
+    groups(std::integral_constant<std::size_t, 2>());
+  } else if (n == 4 * N) {
+    groups(std::integral_constant<std::size_t, 4>());
+  } else {
+    groups(std::integral_constant<std::size_t, 0>());
   }
 }
 

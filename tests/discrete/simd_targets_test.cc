@@ -694,9 +694,9 @@ void expect_centered_backward(Map map, LD alpha, std::span<const T> p, std::span
 /// simd::kMaxCenteredRow (a kernel call per pass and row; 5003, two threads), short rows in
 /// groups of one row per lane (up to 256 entries: lengths of one vector of every target and
 /// type, 1 to 16, and of 2 and 4 vectors, which are unrolled: 8 to 64; with tails, 45 and 256;
-/// row counts that leave a partial group) and longer ones
-/// with the zero vectors skipped or not (700: scores of N(0, 3^2), and in turn N(0, 0.3^2) and
-/// N(0, 12^2), whose supports take both), each map with a shared parameter, and entmax with a
+/// row counts that leave a partial group) and longer ones with the zero vectors skipped or not
+/// (700: scores of N(0, 3^2), and in turn N(0, 0.3^2) and N(0, 12^2), whose supports take
+/// both), each map with a shared parameter, and entmax with a
 /// parameter per row in runs (1.25, 1.25, 2, 1.5, 1.5, 1.75, 1.25), whose rows of one run share
 /// their weights. A short row's gradient is also the same to the bit when it is computed alone
 /// (first in its group) as among the others.
