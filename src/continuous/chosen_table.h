@@ -1,5 +1,5 @@
 // The kernel table of the running CPU for the continuous core's Highway kernels
-// (value_kernels.cc, ray_kernels.cc), chosen at the first call and kept, as simd_kernels.cc
+// (value_kernels.cc, ray_kernels.cc, chord_kernels.cc), chosen at the first call and kept, as simd_kernels.cc
 // does for the discrete ones.
 #pragma once
 

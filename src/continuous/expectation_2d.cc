@@ -33,9 +33,10 @@
 //   fails the 1e-10 contract, against 2e-13 with 8: 8 stays.)
 //   Pairs whose r is provably below 1e-17 of the largest r of their density are not integrated
 //   at all (sparse_pairs below): r and gradients 0.
-// The rays of a pair are evaluated several at a time by the SIMD kernel of ray_kernels.h (the
-// closed form and Gauss-Laguerre of profile_moments on whole vectors for alpha = 2 and 1.5), the
-// unit vectors from a table per n. The last few forward calls keep their pairs' integrals, which
+// alpha = 2 and 1.5 integrate over chords of the disk instead of rays (beta_gaussian_chords
+// below: about half the nodes, the same closed form per node). The rays of a pair are evaluated
+// several at a time by the SIMD kernel of ray_kernels.h, the chords by that of chord_kernels.h,
+// the unit vectors from a table per n. The last few forward calls keep their pairs' integrals, which
 // a backward call on the same inputs reuses (SavedCall below).
 // Everything is computed in double, whatever T.
 #include <Eigen/Core>
@@ -54,6 +55,7 @@
 #include "check.h"
 #include "continuous/batch.h"
 #include "continuous/checks.h"
+#include "continuous/chord_kernels.h"
 #include "continuous/matrix2.h"
 #include "continuous/ray_kernels.h"
 #include "parallel_rows.h"
@@ -170,10 +172,21 @@ const UnitCircle& unit_circle(std::size_t n) {
   return t;
 }
 
+// r and its gradients from E0, E1, E2 (see the top of the file).
+Integrals2D gradients(const Density2DParts& p, const Basis2D& psi, const Eigen::Vector2d& d, double e0,
+                      const Eigen::Vector2d& e1, const Eigen::Matrix2d& e2) {
+  Integrals2D out;
+  out.r = e0;
+  out.dmu = psi.precision * (d * e0 - e1);
+  const Eigen::Matrix2d big_m = psi.precision * (d * e1.transpose() - e2);
+  out.dsigma = 0.5 * (symmetrised(big_m * p.inverse) - p.gamma * big_m.trace() * p.inverse);
+  return out;
+}
+
 // With e = Sigma^(1/2) u along the ray of unit direction u: a = e^T P e = u^T A u with
 // A = Sigma^(1/2) P Sigma^(1/2), b = e^T P d = beta . u with beta = Sigma^(1/2) P d; the rays' sums
 // (ray_kernels.h) of w P_2 u and w P_3 u u^T give E1 and E2 through e = Sigma^(1/2) u.
-Integrals2D beta_gaussian(const Density2DParts& p, const Basis2D& psi) {
+Integrals2D beta_gaussian_rays(const Density2DParts& p, const Basis2D& psi) {
   const Eigen::Vector2d d = psi.center - p.mu;
   const double kappa = d.dot(psi.precision * d);
   const std::size_t n = static_cast<std::size_t>(angular_nodes(p, psi, d));
@@ -200,12 +213,62 @@ Integrals2D beta_gaussian(const Density2DParts& p, const Basis2D& psi) {
   Eigen::Matrix2d uu;
   uu << sums.e2[0], sums.e2[1], sums.e2[1], sums.e2[2];
   const Eigen::Matrix2d e2 = p.root * uu * p.root;
-  Integrals2D out;
-  out.r = e0;
-  out.dmu = psi.precision * (d * e0 - e1);
-  const Eigen::Matrix2d big_m = psi.precision * (d * e1.transpose() - e2);
-  out.dsigma = 0.5 * (symmetrised(big_m * p.inverse) - p.gamma * big_m.trace() * p.inverse);
-  return out;
+  return gradients(p, psi, d, e0, e1, e2);
+}
+
+// alpha = 2 and 1.5 (k = 1, 2): the same integrals over chords of the disk instead of rays. In
+// whitened coordinates u = Sigma^(-1/2) (t - mu) rotated to the principal axes of psi's whitened
+// width C = Sigma^(-1/2) S Sigma^(-1/2) (x along its long axis, standard deviation s_long; y along
+// the short one, s_short), psi = norm exp(-(x - m1)^2 / (2 s_long^2) - (y - m2)^2 / (2 s_short^2))
+// separates, and with y = R cos v, w = R sin v the disk is the chords [-w, w] for v in (0, pi):
+//   E_f = sqrt(det Sigma) C norm int_0^pi w dv exp(-(y - m2)^2 / (2 s_short^2))
+//         int_{-w}^{w} ((w^2 - x^2) / R^2)^k f(x, y) exp(-(x - m1)^2 / (2 s_long^2)) dx,
+// whose inner integral is sqrt(2 pi) s_long (w/R)^(2k) times profile_moments(k, w, -w, w, m1,
+// s_long) (chord_kernels.h). Continued past v = pi the outer integrand is entire and even in v
+// (the inner one is an integral of an entire function between -w and w), so the trapezoid rule
+// v_i = pi i / half, i = 1..half-1, converges geometrically, at a rate set by psi's width across
+// the chords: half = 5 R / s_short + 16 (rounded up to even, at most 8192) was within 1.3e-15 of
+// the row's largest r on the benchmark's densities and needed at most 0.81 of itself on 98
+// adversarial pairs (bench/chords_2d_study.py, BENCHMARKS.md Part 16), and evaluates about half
+// the nodes the rays do (the rays' n comes from the angular width of psi seen from mu, which a
+// pair near the edge makes small, where the chords' half depends on s_short alone).
+Integrals2D beta_gaussian_chords(const Density2DParts& p, const Basis2D& psi) {
+  const Eigen::Vector2d d = psi.center - p.mu;
+  const Eigen::Matrix2d a = p.root * psi.precision * p.root;  // C^-1
+  // Its principal axes: (cos phi, sin phi) and (-sin phi, cos phi), tan 2 phi = 2 a01 / (a00 - a11).
+  const double a01 = 0.5 * (a(0, 1) + a(1, 0)), phi = 0.5 * std::atan2(2 * a01, a(0, 0) - a(1, 1));
+  Eigen::Matrix2d frame;
+  frame << std::cos(phi), -std::sin(phi), std::sin(phi), std::cos(phi);
+  double first = frame.col(0).dot(a * frame.col(0)), second = frame.col(1).dot(a * frame.col(1));
+  if (first > second) {  // the long axis (the smaller eigenvalue of C^-1) first
+    frame.col(0).swap(frame.col(1));
+    std::swap(first, second);
+  }
+  const Eigen::Vector2d m = frame.transpose() * (p.root_inverse * d);
+  const double s_long = 1 / std::sqrt(first), s_short = 1 / std::sqrt(second), radius = p.rho_max;
+  const double half = std::min(8192.0, 2 * std::ceil((5 * radius / s_short + 16) / 2));
+  const std::size_t n = static_cast<std::size_t>(2 * half);
+  const UnitCircle& circle = unit_circle(n);  // v_i = 2 pi i / n = pi i / half
+  simd::ChordPair pair;
+  pair.cos = circle.cos.data() + 1;
+  pair.sin = circle.sin.data() + 1;
+  pair.n = static_cast<std::size_t>(half) - 1;
+  pair.m1 = m[0];
+  pair.m2 = m[1];
+  pair.s_long = s_long;
+  pair.s_short = s_short;
+  pair.radius = radius;
+  pair.k = static_cast<int>(p.k);
+  pair.scale = kPi / half * p.sqrt_det * p.coefficient * psi.norm * std::sqrt(2 * kPi) * s_long;
+  const simd::ChordSums sums = simd::chord_sums(pair);
+  // Back from the rotated whitened frame: t - mu = Sigma^(1/2) frame (x, y).
+  const Eigen::Matrix2d to_t = p.root * frame;
+  const double e0 = sums.e0;
+  const Eigen::Vector2d e1 = to_t * Eigen::Vector2d(sums.e1[0], sums.e1[1]);
+  Eigen::Matrix2d xy;
+  xy << sums.e2[0], sums.e2[1], sums.e2[1], sums.e2[2];
+  const Eigen::Matrix2d e2 = to_t * xy * to_t.transpose();
+  return gradients(p, psi, d, e0, e1, e2);
 }
 
 template <class T>
@@ -249,7 +312,7 @@ void sparse_pairs(const Density2DParts& p, const std::vector<Basis2D>& functions
   double largest = 0;
   for (const auto& [bound, j] : order) {
     if (bound < kNegligible * largest) break;  // and so is every later bound
-    row[j] = beta_gaussian(p, functions[j]);
+    row[j] = p.k == 1 || p.k == 2 ? beta_gaussian_chords(p, functions[j]) : beta_gaussian_rays(p, functions[j]);
     largest = std::max(largest, row[j].r);
   }
 }

@@ -172,8 +172,8 @@ bool laguerre_applies(double k, double R, double lo, double hi, double d, double
 // phi(w) sum_j g_j K_j(w) (tail_integrals.h), g_j the coefficients in v of the polynomial
 // (1 - u^2/R^2)^k u^m. The half-line beyond the other end (d is (hi - lo) + |d - e| behind it)
 // is subtracted the same way where it is not below e^-40 of the whole ((hi - lo) |d - e| <
-// 40 s^2; it is then at most e^-4.5 of it). The ray kernel (ray_kernels-inl.h, AddEndMoments)
-// is the same computation on vectors. Against long-double adaptive quadrature (R = 1..16 s, the
+// 40 s^2; it is then at most e^-4.5 of it). The 2D kernels (profile_moments-inl.h, AddEndMoments)
+// are the same computation on vectors. Against long-double adaptive quadrature (R = 1..16 s, the
 // centre 5 and 7 s out, m = 1..3) it is within 8e-16 relative, where the closed form below was
 // up to 2e-8 off (k = 1 at 7 s, R = s) and Gauss-Laguerre (which k = 2 took) 1e-15. Between 2
 // and 4 s out the closed form still loses digits where R is close to s (k = 2, R = s: 7e-9;

@@ -1,5 +1,5 @@
 // The integrals of a polynomial against a Gaussian seen from beyond its end, which profile_moments
-// (scalar) and the 2D ray kernel (ray_kernels-inl.h, on vectors) share:
+// (scalar) and the 2D ray and chord kernels (profile_moments-inl.h, on vectors) share:
 //
 //   K_j(w) = int_0^inf v^j exp(-w v - v^2 / 2) dv,   j = 0..J,   w >= 4.
 //
@@ -43,8 +43,8 @@ inline int tail_fraction_depth(double w) {
   return 28;
 }
 
-/// K_0..K_J(w) (see above) for w >= 4, the fraction taken to `depth` terms. The ray kernel
-/// (ray_kernels-inl.h, TailIntegrals) is the same code on Highway vectors.
+/// K_0..K_J(w) (see above) for w >= 4, the fraction taken to `depth` terms. The 2D kernels
+/// (profile_moments-inl.h, TailIntegrals) are the same code on Highway vectors.
 template <int J>
 std::array<double, J + 1> tail_integrals(double w, int depth) {
   const double inverse_w2 = 1 / (w * w);

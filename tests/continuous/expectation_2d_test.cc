@@ -117,6 +117,89 @@ TEST(Expectation2DReferenceAnisotropic, BasisFunctionsAtTheMean) {
   }
 }
 
+TEST(Expectation2DReferenceAnisotropic, ChordsOnAdversarialPairs) {
+  // alpha = 2 and 1.5 integrate over chords laid along the basis function's long axis in the
+  // whitened coordinates of the density (expectation_2d.cc), with a node count set by its short
+  // axis alone. Single pairs chosen against that rule, in whitened coordinates (t = mu + L u, L
+  // the Cholesky factor of a rotated anisotropic Sigma): psi's width 1:1 to 30:1 anisotropic at
+  // an angle to the axes, its short standard deviation from 0.01 R to 2 R, its centre at mu,
+  // inside, just inside and just past the edge of the support. r, dr/dmu and dr/dSigma
+  // (expectation_2d_backward with g = 1, so E1 and E2 are checked too) against E0, E1, E2 by
+  // long-double adaptive quadrature and the formulas at the top of expectation_2d.cc: r within
+  // 5e-13 of itself plus what the closed form of the chords' inner integrals loses by design,
+  // 8 (R / s_long)^k ulp (profile_moments.cc; 2.7e-12 at 1:1, 0.01 R, 1.03 R, alpha = 1.5,
+  // where the rays were 1.4e-12 off; elsewhere at most 1.5e-13), the gradients within 1e-10 of
+  // the size of their terms (measured: below 1e-14).
+  const V2 mu{0.4L, 0.55L};
+  const M2 sigma = cref2::rotated(0.02L, 0.005L, 0.3L);
+  const std::vector<double> m{0.4, 0.55}, sg{static_cast<double>(sigma[0]), static_cast<double>(sigma[1]),
+                                             static_cast<double>(sigma[2]), static_cast<double>(sigma[3])};
+  const M2 L = cref2::cholesky(sigma), sigma_inverse = cref2::inverse(sigma);
+  for (const double alpha : {2.0, 1.5}) {
+    const cref2::Density p = cref2::make_density(alpha, mu, sigma);
+    const LD R = p.rho_max, gamma = (alpha - 1) / (2 * alpha);
+    for (const LD ratio : {1.0L, 30.0L}) {
+      for (const LD width : {0.01L, 0.2L, 2.0L}) {
+        for (const LD distance : {0.0L, 0.6L, 0.97L, 1.03L}) {
+          // psi in whitened coordinates: N(u; m_u, C), C = rotated(ratio^2 s^2, s^2, 0.4)
+          const LD s = width * R;
+          const M2 C = cref2::rotated(ratio * ratio * s * s, s * s, 0.4L);
+          const V2 mw{distance * R * std::cos(1.1L), distance * R * std::sin(1.1L)};
+          const M2 Lt{L[0], L[2], L[1], L[3]};
+          const M2 S = cref2::mul(cref2::mul(L, C), Lt);
+          const V2 lm = cref2::apply(L, mw), c{mu[0] + lm[0], mu[1] + lm[1]};
+          sparcon::GaussianBasis2D<double> basis;
+          basis.centers = {static_cast<double>(c[0]), static_cast<double>(c[1])};
+          for (int i = 0; i < 4; ++i) basis.widths.push_back(static_cast<double>(S[i]));
+          std::vector<double> r(1), dmu(2), dsigma(4);
+          const std::vector<double> g{1.0};
+          sparcon::expectation_2d<double>(alpha, m, sg, basis, r);
+          sparcon::expectation_2d_backward<double>(alpha, m, sg, basis, g, dmu, dsigma);
+          const cref2::Gaussian psi = reference_basis(basis)[0];
+          cref::QuadOptions opt;
+          opt.rel_tol = 1e-14L;
+          auto moment = [&](auto weight) { return cref2::expect(p, &psi, weight, opt); };
+          const LD e0 = moment([](LD, LD) { return LD(1); });
+          const V2 e1{moment([&](LD x, LD) { return x - mu[0]; }), moment([&](LD, LD y) { return y - mu[1]; })};
+          const M2 e2{moment([&](LD x, LD) { return (x - mu[0]) * (x - mu[0]); }),
+                      moment([&](LD x, LD y) { return (x - mu[0]) * (y - mu[1]); }), 0,
+                      moment([&](LD, LD y) { return (y - mu[1]) * (y - mu[1]); })};
+          const M2 E2{e2[0], e2[1], e2[1], e2[3]};
+          // dr/dmu = P (d E0 - E1); M = P (d E1^T - E2); dr/dSigma = (sym(M Sigma^-1) - gamma tr(M) Sigma^-1) / 2
+          const M2& P = psi.S_inv;
+          const V2 dd{c[0] - mu[0], c[1] - mu[1]};
+          const V2 want_dmu = cref2::apply(P, {dd[0] * e0 - e1[0], dd[1] * e0 - e1[1]});
+          const M2 big_m = cref2::mul(P, M2{dd[0] * e1[0] - E2[0], dd[0] * e1[1] - E2[1], dd[1] * e1[0] - E2[2],
+                                            dd[1] * e1[1] - E2[3]});
+          const M2 ms = cref2::mul(big_m, sigma_inverse);
+          const LD trace = big_m[0] + big_m[3];
+          M2 want_dsigma;
+          for (int i = 0; i < 2; ++i)
+            for (int j = 0; j < 2; ++j)
+              want_dsigma[2 * i + j] = 0.5L * (0.5L * (ms[2 * i + j] + ms[2 * j + i]) - gamma * trace * sigma_inverse[2 * i + j]);
+          // the size of the gradients' terms: |P| (|d| E0 + |E1|), and that times |Sigma^-1| (|d| + reach)
+          const LD p_size = std::fabs(P[0]) + std::fabs(P[1]) + std::fabs(P[3]);
+          const LD reach = R * std::sqrt(cref2::eigenvalues(sigma)[1]);
+          const LD dmu_size = p_size * (std::hypot(dd[0], dd[1]) + reach) * e0;
+          const LD dsigma_size = dmu_size * (std::hypot(dd[0], dd[1]) + reach) *
+                                 (std::fabs(sigma_inverse[0]) + std::fabs(sigma_inverse[1]) + std::fabs(sigma_inverse[3]));
+          std::ostringstream where;
+          where << "alpha " << alpha << ", psi " << static_cast<double>(ratio) << ":1 with short sd "
+                << static_cast<double>(width) << " R, centre " << static_cast<double>(distance) << " R from mu";
+          const LD design = 8 * std::pow(1 / (ratio * width), LD(1 / (alpha - 1))) * 2.2e-16L;
+          EXPECT_LE(rel_err(r[0], e0), 5e-13L + design) << where.str() << ": r " << r[0] << " want " << static_cast<double>(e0);
+          for (int i = 0; i < 2; ++i)
+            EXPECT_LE(std::fabs(dmu[i] - want_dmu[i]), 1e-10L * dmu_size)
+                << where.str() << ": dmu[" << i << "] " << dmu[i] << " want " << static_cast<double>(want_dmu[i]);
+          for (int i = 0; i < 4; ++i)
+            EXPECT_LE(std::fabs(dsigma[i] - want_dsigma[i]), 1e-10L * dsigma_size)
+                << where.str() << ": dsigma[" << i << "] " << dsigma[i] << " want " << static_cast<double>(want_dsigma[i]);
+        }
+      }
+    }
+  }
+}
+
 TEST(Expectation2DNegligiblePairs, OnlyPairsBelowTheBoundAreSkipped) {
   // expectation_2d does not integrate a pair whose r is provably below 1e-17 of its row's
   // largest (r = 0). Basis functions of the paper's width on a line from mu outward, 0.01

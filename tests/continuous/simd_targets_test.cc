@@ -22,6 +22,7 @@
 #include "attention_reference.h"
 #include "attention_reference_2d.h"
 #include "continuous_reference.h"
+#include "continuous/chord_kernels.h"
 #include "continuous/ray_kernels.h"
 #include "continuous/value_kernels.h"
 #include "continuous_cases.h"
@@ -39,8 +40,9 @@ std::int64_t select_target(std::int64_t target) {
   hwy::GetChosenTarget().Update(hwy::SupportedTargets());
   sparcon::simd::detail::reselect_kernels();
   const std::int64_t ray_target = sparcon::simd::detail::reselect_ray_kernels();
+  const std::int64_t chord_target = sparcon::simd::detail::reselect_chord_kernels();
   const std::int64_t value_target = sparcon::simd::detail::reselect_value_kernels();
-  return ray_target == value_target ? value_target : -1;
+  return ray_target == value_target && chord_target == value_target ? value_target : -1;
 }
 
 class ValueKernels : public ::testing::TestWithParam<std::int64_t> {
@@ -307,6 +309,96 @@ TEST_P(ValueKernels, RaySumsMatchProfileMomentsRayByRay) {
           EXPECT_LE(std::fabs(have[t] - want[t]), tolerance * size[t] + 1e-300L)
               << "k " << k << " R " << g.radius << " beta (" << g.b0 << ", " << g.b1 << ") n " << n << " sum " << t
               << ": got " << have[t] << " want " << static_cast<double>(want[t]);
+      }
+    }
+  }
+}
+
+/// The chord kernel of the 2D expectation (continuous/chord_kernels.h) on this target against the
+/// rule written out chord by chord, each chord's integral over [-w, w] by long-double adaptive
+/// quadrature, for k = 1 and 2, on pairs whose chords take every branch: psi's centre inside,
+/// within 4 s_long of a chord's ends and beyond (2 w delta above and below 40 s_long^2), chords
+/// narrow for psi (2 w < s_long, handed to profile_moments), k = 2 with w > 100 s_long, chords
+/// skipped as negligible. Held to a fraction of the sum over the chords of a bound of their
+/// contributions' absolute values (|x| <= w): 5e-14, and 1e-9 where chords of w near s_long have a
+/// centre 2-4 s_long beyond their ends and take the closed form where it cancels (as the rays
+/// above).
+TEST_P(ValueKernels, ChordSumsMatchTheRuleChordByChord) {
+  struct Geometry {
+    double m1, m2, s_long, s_short, radius;
+    bool cancels;
+  };
+  const std::vector<Geometry> geometries{
+      {0.3, -0.5, 0.8, 0.4, 2.5, false},    // centre inside, wide and narrow chords
+      {1.2, 2.3, 0.3, 0.1, 2.5, false},     // near the edge: centres beyond the shorter chords
+      {6.0, 1.0, 1.0, 0.5, 3.0, true},      // beyond every chord by a few s_long
+      {-40, 0.2, 2.0, 2.0, 3.0, false},     // far beyond: the tails, 2 w delta > 40 s_long^2
+      {0.0, 0.0, 3.0, 0.2, 2.5, false},     // psi wider than the disk along the chords
+      {0.01, -0.3, 0.004, 0.002, 2.5, false},  // k = 2: w > 100 s_long
+  };
+  for (const int k : {1, 2}) {
+    for (const Geometry& g : geometries) {
+      for (const std::size_t half : {32u, 41u, 136u}) {
+        const std::size_t n = 2 * half;
+        std::vector<double> cs(n + 64, 1.0), sn(n + 64, 0.0);
+        for (std::size_t i = 0; i < n; ++i) {
+          cs[i] = std::cos(2 * 3.141592653589793 * static_cast<double>(i) / static_cast<double>(n));
+          sn[i] = std::sin(2 * 3.141592653589793 * static_cast<double>(i) / static_cast<double>(n));
+        }
+        sparcon::simd::ChordPair pair;
+        pair.cos = cs.data() + 1;
+        pair.sin = sn.data() + 1;
+        pair.n = half - 1;
+        pair.m1 = g.m1;
+        pair.m2 = g.m2;
+        pair.s_long = g.s_long;
+        pair.s_short = g.s_short;
+        pair.radius = g.radius;
+        pair.k = k;
+        pair.scale = 0.37;
+        const sparcon::simd::ChordSums got = sparcon::simd::chord_sums(pair);
+        // the rule chord by chord
+        std::vector<double> log_max(half - 1);
+        double best = -1e300;
+        for (std::size_t i = 0; i + 1 < half; ++i) {
+          const double y = g.radius * cs[i + 1], w = g.radius * sn[i + 1];
+          const double along = std::clamp(g.m1, -w, w) - g.m1, across = y - g.m2;
+          log_max[i] = -0.5 * (across * across / (g.s_short * g.s_short) + along * along / (g.s_long * g.s_long));
+          best = std::max(best, log_max[i]);
+        }
+        LD want[6] = {}, size[6] = {};
+        for (std::size_t i = 0; i + 1 < half; ++i) {
+          if (log_max[i] < best - 44) continue;
+          const LD y = g.radius * cs[i + 1], w = g.radius * sn[i + 1], R = g.radius;
+          const LD weight = pair.scale * w * std::pow(w / R, 2 * k) *
+                            std::exp(-0.5L * (y - g.m2) * (y - g.m2) / (LD(g.s_short) * g.s_short));
+          cref::QuadOptions opt;
+          opt.rel_tol = 1e-17L;
+          std::array<LD, 3> m{};
+          for (int p = 0; p <= 2; ++p) {
+            m[p] = cref::integrate(
+                [&](LD x) {
+                  const LD z = (x - g.m1) / g.s_long;
+                  return std::pow(1 - x * x / (w * w), LD(k)) * std::pow(x, p) * std::exp(-z * z / 2) /
+                         (g.s_long * std::sqrt(2 * cref::kPi));
+                },
+                -w, w, {std::clamp(LD(g.m1), -w, w), LD(g.m1) - g.s_long, LD(g.m1) + g.s_long}, opt);
+          }
+          const LD terms[6] = {weight * m[0], weight * m[1], weight * y * m[0], weight * m[2], weight * y * m[1],
+                               weight * y * y * m[0]};
+          // |x| <= w on the chord: the integrals of the terms' absolute values are at most these
+          const LD bounds[6] = {1, w, std::fabs(y), w * w, w * std::fabs(y), y * y};
+          for (int t = 0; t < 6; ++t) {
+            want[t] += terms[t];
+            size[t] += std::fabs(weight * m[0]) * bounds[t];
+          }
+        }
+        const double have[6] = {got.e0, got.e1[0], got.e1[1], got.e2[0], got.e2[1], got.e2[2]};
+        const LD tolerance = g.cancels ? 1e-9L : 5e-14L;
+        for (int t = 0; t < 6; ++t)
+          EXPECT_LE(std::fabs(have[t] - want[t]), tolerance * size[t] + 1e-300L)
+              << "k " << k << " R " << g.radius << " centre (" << g.m1 << ", " << g.m2 << ") half " << half
+              << " sum " << t << ": got " << have[t] << " want " << static_cast<double>(want[t]);
       }
     }
   }

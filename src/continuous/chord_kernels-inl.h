@@ -1,0 +1,168 @@
+// The chord kernel of the 2D expectation (declared in chord_kernels.h), written once with Google
+// Highway; chord_kernels.cc includes this header once per target (hwy/foreach_target.h) and
+// exports it. One call covers one (density, basis function) pair, a vector of chords at a time:
+//
+//   pass 1: every chord's y = R cos v, w = R sin v and the log of psi's largest value on it,
+//           -(y - m2)^2 / (2 s_short^2) - (clamp(m1, -w, w) - m1)^2 / (2 s_long^2), and the
+//           largest of those over the chords (best);
+//   pass 2: the chords within e^-44 of best (as the rays of ray_kernels-inl.h: the others are
+//           negligible), with weight W = scale w (w / R)^(2k) exp(-(y - m2)^2 / (2 s_short^2))
+//           and the moments I_0..I_2 of the profile (1 - x^2 / w^2)^k on [-w, w] against
+//           N(x; m1, s_long^2).
+//
+// The chord's inner integral is profile_moments(k, w, -w, w, m1, s_long) (profile_moments.h),
+// evaluated on whole vectors by its own two methods (profile_moments-inl.h): the closed form for
+// a centre within 4 s_long of [-w, w], the tail integrals from the nearest end beyond that.
+// Chords narrow for psi (2 w < s_long, where profile_moments takes Gauss-Legendre) and, for
+// k = 2, chords longer than 100 s_long (where the closed form would lose digits) are handed to
+// profile_moments one lane at a time. The lane sums are added up at the end, in a fixed order:
+// the result does not depend on the threads or on the other pairs of a call.
+
+// Per-target include guard, toggled by foreach_target.h (Highway's convention).
+#if defined(SPARCON_CONTINUOUS_CHORD_KERNELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SPARCON_CONTINUOUS_CHORD_KERNELS_INL_H_
+#undef SPARCON_CONTINUOUS_CHORD_KERNELS_INL_H_
+#else
+#define SPARCON_CONTINUOUS_CHORD_KERNELS_INL_H_
+#endif
+
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "continuous/chord_kernels.h"
+#include "continuous/profile_moments-inl.h"
+#include "continuous/profile_moments.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sparcon::simd::HWY_NAMESPACE {
+namespace {
+
+// hn, D, V and M: profile_moments-inl.h's.
+
+// Chords on which psi stays below e^-44 of its largest value on the disk are skipped.
+constexpr double kNegligibleChord = 44;
+
+// The six sums of the rule on vectors (lane by lane): W I_0, W (I_1, y I_0), W (I_2, y I_1, y^2 I_0).
+struct ChordVectorSums {
+  V e0, ex, ey, exx, exy, eyy;
+
+  explicit ChordVectorSums(D d) : e0(hn::Zero(d)), ex(e0), ey(e0), exx(e0), exy(e0), eyy(e0) {}
+
+  // Adds the lanes `which` of a vector of chords (weight w, height y, moments m).
+  HWY_INLINE void Add(M which, V w, V y, const V (&m)[3]) {
+    const V w0 = hn::IfThenElseZero(which, hn::Mul(w, m[0]));
+    const V w1 = hn::IfThenElseZero(which, hn::Mul(w, m[1]));
+    const V w2 = hn::IfThenElseZero(which, hn::Mul(w, m[2]));
+    e0 = hn::Add(e0, w0);
+    ex = hn::Add(ex, w1);
+    ey = hn::MulAdd(w0, y, ey);
+    exx = hn::Add(exx, w2);
+    exy = hn::MulAdd(w1, y, exy);
+    eyy = hn::MulAdd(hn::Mul(w0, y), y, eyy);
+  }
+};
+
+// The lanes of a vector handed to profile_moments one at a time (chords whose inner integral the
+// vector methods do not take): their sums go to `sums` in lane order.
+HWY_NOINLINE void ScalarChords(D d, M which, V half_width, V y, V weight, const ChordPair& pair, ChordSums& sums) {
+  alignas(64) double w_of[64], y_of[64], weight_of[64], which_of[64];
+  hn::Store(half_width, d, w_of);
+  hn::Store(y, d, y_of);
+  hn::Store(weight, d, weight_of);
+  hn::Store(hn::IfThenElseZero(which, hn::Set(d, 1.0)), d, which_of);
+  for (std::size_t l = 0; l < hn::Lanes(d); ++l) {
+    if (which_of[l] == 0) continue;
+    const auto m = sparcon::detail::profile_moments(pair.k, w_of[l], -w_of[l], w_of[l], pair.m1, pair.s_long);
+    const double w0 = weight_of[l] * m[0], w1 = weight_of[l] * m[1], w2 = weight_of[l] * m[2];
+    sums.e0 += w0;
+    sums.e1[0] += w1;
+    sums.e1[1] += w0 * y_of[l];
+    sums.e2[0] += w2;
+    sums.e2[1] += w1 * y_of[l];
+    sums.e2[2] += w0 * y_of[l] * y_of[l];
+  }
+}
+
+template <int K>
+ChordSums ChordSumsImpl(const ChordPair& pair) {
+  static_assert(HWY_MAX_BYTES <= 64 * sizeof(double), "the tables are padded to 64 entries");
+  const D d;
+  const std::size_t lanes = hn::Lanes(d), n = pair.n, padded = (n + lanes - 1) / lanes * lanes;
+  static thread_local std::vector<double> log_max_scratch;
+  if (log_max_scratch.size() < padded) log_max_scratch.resize(padded);
+  double* const log_max_of = log_max_scratch.data();
+  const V radius = hn::Set(d, pair.radius), m1 = hn::Set(d, pair.m1), m2 = hn::Set(d, pair.m2);
+  const V s_long = hn::Set(d, pair.s_long), inverse_long = hn::Set(d, 1 / pair.s_long);
+  const V inverse_short = hn::Set(d, 1 / pair.s_short), minus_half = hn::Set(d, -0.5);
+  const V lowest = hn::Set(d, -std::numeric_limits<double>::infinity());
+  // Pass 1: the log of psi's largest value on each chord.
+  V best = lowest;
+  for (std::size_t i = 0; i < padded; i += lanes) {
+    const V y = hn::Mul(radius, hn::LoadU(d, pair.cos + i)), w = hn::Mul(radius, hn::LoadU(d, pair.sin + i));
+    const V across = hn::Mul(hn::Sub(y, m2), inverse_short);
+    const V along = hn::Mul(hn::Sub(hn::Min(hn::Max(m1, hn::Neg(w)), w), m1), inverse_long);
+    const V log_max = hn::Mul(minus_half, hn::MulAdd(across, across, hn::Mul(along, along)));
+    const V kept = hn::IfThenElse(hn::FirstN(d, n - i), log_max, lowest);
+    hn::StoreU(kept, d, log_max_of + i);
+    best = hn::Max(best, kept);
+  }
+  const V cutoff = hn::Sub(hn::MaxOfLanes(d, best), hn::Set(d, kNegligibleChord));
+  // Pass 2: the chords that are not negligible.
+  const V scale = hn::Set(d, pair.scale), inverse_radius = hn::Set(d, 1 / pair.radius), one = hn::Set(d, 1.0);
+  const V outside = hn::Mul(hn::Set(d, sparcon::detail::kEndMomentsFrom), s_long);
+  const V longest = hn::Mul(hn::Set(d, 100.0), s_long), forty_s2 = hn::Mul(hn::Set(d, 40.0), hn::Mul(s_long, s_long));
+  ChordVectorSums sums(d);
+  ChordSums scalar;
+  for (std::size_t i = 0; i < padded; i += lanes) {
+    const M used = hn::Ge(hn::LoadU(d, log_max_of + i), cutoff);
+    if (hn::AllFalse(d, used)) continue;
+    const V y = hn::Mul(radius, hn::LoadU(d, pair.cos + i)), w = hn::Mul(radius, hn::LoadU(d, pair.sin + i));
+    const V across = hn::Mul(hn::Sub(y, m2), inverse_short);
+    const V ratio2 = hn::Mul(hn::Mul(w, inverse_radius), hn::Mul(w, inverse_radius));  // (w / R)^2
+    const V profile = K == 1 ? ratio2 : hn::Mul(ratio2, ratio2);
+    const V weight = hn::Mul(hn::Mul(scale, hn::Mul(w, profile)), hn::Exp(d, hn::Mul(minus_half, hn::Mul(across, across))));
+    // profile_moments' own choice: the chord not narrow for psi (2 w >= s_long) and, for K = 2,
+    // w <= 100 s_long; then the closed form for m1 within `outside` of [-w, w], else the tails.
+    M wide = hn::And(used, hn::Ge(hn::Add(w, w), s_long));
+    if constexpr (K == 2) wide = hn::And(wide, hn::Le(w, longest));
+    const M below = hn::Lt(m1, hn::Sub(hn::Neg(w), outside)), above = hn::Gt(m1, hn::Add(w, outside));
+    const M closed = hn::AndNot(hn::Or(below, above), wide), beyond = hn::And(wide, hn::Or(below, above));
+    const V inverse_w2 = hn::Div(one, hn::Mul(w, w));
+    if (!hn::AllFalse(d, closed)) {
+      V m[3];
+      ClosedMoments<K, 0>(d, hn::Neg(w), w, inverse_w2, m1, s_long, inverse_long, m);
+      sums.Add(closed, weight, y, m);
+    }
+    if (!hn::AllFalse(d, beyond)) {
+      const V delta = hn::IfThenElse(above, hn::Sub(m1, w), hn::Neg(hn::Add(m1, w)));
+      const M short_lanes = hn::And(beyond, hn::Lt(hn::Mul(hn::Add(w, w), delta), forty_s2));
+      V m[3];
+      BeyondMoments<K, 0>(d, beyond, above, short_lanes, delta, s_long, hn::Neg(w), w, w, inverse_w2, m);
+      sums.Add(beyond, weight, y, m);
+    }
+    const M rest = hn::AndNot(hn::Or(closed, beyond), used);
+    if (!hn::AllFalse(d, rest)) ScalarChords(d, rest, w, y, weight, pair, scalar);
+  }
+  ChordSums out;
+  auto total = [&](V v) { return hn::GetLane(hn::SumOfLanes(d, v)); };
+  out.e0 = total(sums.e0) + scalar.e0;
+  out.e1[0] = total(sums.ex) + scalar.e1[0];
+  out.e1[1] = total(sums.ey) + scalar.e1[1];
+  out.e2[0] = total(sums.exx) + scalar.e2[0];
+  out.e2[1] = total(sums.exy) + scalar.e2[1];
+  out.e2[2] = total(sums.eyy) + scalar.e2[2];
+  return out;
+}
+
+ChordSums ChordSumsOf(const ChordPair& pair) {
+  return pair.k == 2 ? ChordSumsImpl<2>(pair) : ChordSumsImpl<1>(pair);
+}
+
+}  // namespace
+}  // namespace sparcon::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard

@@ -1,0 +1,245 @@
+// profile_moments (profile_moments.h) for k = 1 and 2 on Highway vectors of doubles, lane by
+// lane: the closed form and the tail integrals, shared by the two angular rules of the 2D
+// expectation, rays from the centre of the disk (ray_kernels-inl.h: the interval [0, R] of
+// every ray) and chords across it (chord_kernels-inl.h: [-w, w], w varying with the chord).
+// Included once per target from those headers, inside no namespace.
+//
+// On a lane, the profile is (1 - u^2 / R^2)^K on [lo, hi] (R a lane's own radius, given as R and
+// 1 / R^2) against N(u; centre, s^2), and the moments are m = First, First + 1, First + 2 (rays:
+// 1..3, chords: 0..2).
+//
+// The closed form needs the normal tail 1 - Phi(|z|) = phi(z) sqrt(pi/2) t G(t), t = 2 / (2 + x),
+// x = |z| / sqrt 2 (so that t G(t) = erfc(x) exp(x^2)), with G the interpolant of degree 24 at
+// the Chebyshev points of t in [0.06, 1] (x <= 31.3; beyond, phi(z) < 1e-300 and the tail is 0 to
+// double), fitted in 50-digit arithmetic (mpmath): within 2.3e-17 relative of G in exact
+// arithmetic. Converted to powers of the Chebyshev variable (the coefficients decay fast enough
+// that the sum of their magnitudes is 1.02, so Horner's rule is well conditioned) and evaluated
+// by Horner's rule on its even and odd parts in y^2 in double, within 4.4e-16 of G (checked at
+// 4001 points). phi(z) = exp(-z^2 / 2) / sqrt(2 pi) takes z^2 as the exact
+// sum of two doubles (fused multiply-add), so that |z| up to 38 loses nothing to the square.
+
+// Per-target include guard, toggled by foreach_target.h (Highway's convention).
+#if defined(SPARCON_CONTINUOUS_PROFILE_MOMENTS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SPARCON_CONTINUOUS_PROFILE_MOMENTS_INL_H_
+#undef SPARCON_CONTINUOUS_PROFILE_MOMENTS_INL_H_
+#else
+#define SPARCON_CONTINUOUS_PROFILE_MOMENTS_INL_H_
+#endif
+
+#include <array>
+#include <cstddef>
+
+#include "continuous/tail_integrals.h"
+#include "hwy/contrib/math/math-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace sparcon::simd::HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+using D = hn::ScalableTag<double>;
+using V = hn::Vec<D>;
+using M = hn::Mask<D>;
+
+// G(t) = erfc(x) exp(x^2) / t with t = 2 / (2 + x), t in [0.06, 1]: its Chebyshev interpolant
+// of degree 24 written as a polynomial in y = (2 t - 1.06) / 0.94 (coefficients of y^0..y^24).
+constexpr std::array<double, 25> kErfcxSeries = {
+    5.3191301684604718e-1, 3.3890380298086015e-1, 1.2615761693283746e-1, 1.2899021128971249e-2,
+    -9.0886197588234957e-3, -1.9489974578588308e-3, 1.1642225261238882e-3, 1.680052506760105e-4,
+    -2.0102673223356295e-4, 1.2796406256404029e-5, 3.1711161947495926e-5, -1.1489817173949491e-5,
+    -2.3321658614501734e-6, 3.1380595272524637e-6, -7.4957083440439522e-7, -3.5337172640327869e-7,
+    3.2748924471322087e-7, -8.0822166802910445e-8, -4.0772471951643407e-8, 4.6424339842693114e-8,
+    -1.0472564727393572e-8, -9.4708571433776783e-9, 5.108473444626925e-9, 7.860875968442678e-10,
+    -6.8881997369310524e-10};
+
+// phi(z), with z^2 = hi + lo exactly: exp(-(hi + lo)/2) = exp(-hi/2) (1 - lo/2) to rounding.
+HWY_INLINE V NormalPdf(D d, V z) {
+  const V hi = hn::Mul(z, z), lo = hn::MulSub(z, z, hi);
+  const V e = hn::Exp(d, hn::Mul(hn::Set(d, -0.5), hi));
+  return hn::Mul(hn::Mul(e, hn::NegMulAdd(hn::Set(d, 0.5), lo, hn::Set(d, 1.0))),
+                 hn::Set(d, 0.3989422804014327));  // 1 / sqrt(2 pi)
+}
+
+// 1 - Phi(|z|) from f = phi(z) (see the top of the file), for two vectors at once: the even and
+// odd parts of G in y^2 for each, four independent multiply-add chains instead of one of 24.
+HWY_INLINE void NormalTails(D d, V z1, V f1, V z2, V f2, V& tail1, V& tail2) {
+  const V x1 = hn::Mul(hn::Abs(z1), hn::Set(d, 0.7071067811865476));
+  const V x2 = hn::Mul(hn::Abs(z2), hn::Set(d, 0.7071067811865476));
+  const V t1 = hn::Div(hn::Set(d, 2.0), hn::Add(hn::Set(d, 2.0), x1));
+  const V t2 = hn::Div(hn::Set(d, 2.0), hn::Add(hn::Set(d, 2.0), x2));
+  // y = (2 t - 1.06) / 0.94 maps [0.06, 1] to [-1, 1].
+  const V y1 = hn::MulAdd(t1, hn::Set(d, 2.0 / 0.94), hn::Set(d, -1.06 / 0.94));
+  const V y2 = hn::MulAdd(t2, hn::Set(d, 2.0 / 0.94), hn::Set(d, -1.06 / 0.94));
+  const V w1 = hn::Mul(y1, y1), w2 = hn::Mul(y2, y2);
+  constexpr std::size_t kLast = kErfcxSeries.size() - 1;  // 24, even
+  V even1 = hn::Set(d, kErfcxSeries[kLast]), even2 = even1;
+  V odd1 = hn::Set(d, kErfcxSeries[kLast - 1]), odd2 = odd1;
+  for (std::size_t j = kLast - 2; j >= 2; j -= 2) {
+    even1 = hn::MulAdd(even1, w1, hn::Set(d, kErfcxSeries[j]));
+    even2 = hn::MulAdd(even2, w2, hn::Set(d, kErfcxSeries[j]));
+    odd1 = hn::MulAdd(odd1, w1, hn::Set(d, kErfcxSeries[j - 1]));
+    odd2 = hn::MulAdd(odd2, w2, hn::Set(d, kErfcxSeries[j - 1]));
+  }
+  const V zeroth = hn::Set(d, kErfcxSeries[0]), root_half_pi = hn::Set(d, 1.2533141373155003);  // sqrt(pi/2)
+  const V g1 = hn::MulAdd(odd1, y1, hn::MulAdd(even1, w1, zeroth));
+  const V g2 = hn::MulAdd(odd2, y2, hn::MulAdd(even2, w2, zeroth));
+  tail1 = hn::Mul(hn::Mul(f1, root_half_pi), hn::Mul(t1, g1));
+  tail2 = hn::Mul(hn::Mul(f2, root_half_pi), hn::Mul(t2, g2));
+}
+
+constexpr double binomial(int m, int i) {
+  double out = 1;
+  for (int j = 1; j <= i; ++j) out = out * (m - i + j) / j;
+  return out;
+}
+
+// P_First..P_First+2 of (1 - u^2/R^2)^K u^m against N(u; centre, s^2) on [lo, hi]
+// (profile_moments.cc's polynomial_profile, its closed-form branch), lane by lane, from the
+// truncated moments J_m of the standard normal on [z1, z2] and U_m = sum_i binomial(m, i)
+// centre^(m-i) s^i J_i: P_m = sum_i binomial(K, i) (-1/R^2)^i U_(m+2i).
+template <int K, int First>
+HWY_INLINE void ClosedMoments(D d, V lo, V hi, V inverse_r2, V centre, V s, V inverse_s, V (&out)[3]) {
+  constexpr int kDegree = First + 2 + 2 * K;  // the highest U_m needed
+  const V z1 = hn::Mul(hn::Sub(lo, centre), inverse_s), z2 = hn::Mul(hn::Sub(hi, centre), inverse_s);
+  const V f1 = NormalPdf(d, z1), f2 = NormalPdf(d, z2);
+  V t1, t2;
+  NormalTails(d, z1, f1, z2, f2, t1, t2);
+  // Phi(z2) - Phi(z1) from the tails, so that it keeps its relative accuracy.
+  const V both_above = hn::Sub(t1, t2), both_below = hn::Sub(t2, t1);
+  const V across = hn::Sub(hn::Sub(hn::Set(d, 1.0), t1), t2);
+  const V zero = hn::Zero(d);
+  std::array<V, kDegree + 1> J;
+  J[0] = hn::IfThenElse(hn::Ge(z1, zero), both_above, hn::IfThenElse(hn::Le(z2, zero), both_below, across));
+  J[1] = hn::Sub(f1, f2);
+  V z1_power = hn::Set(d, 1.0), z2_power = hn::Set(d, 1.0);  // z^(m-1)
+  for (int m = 2; m <= kDegree; ++m) {
+    z1_power = hn::Mul(z1_power, z1);
+    z2_power = hn::Mul(z2_power, z2);
+    const V edge = hn::Sub(hn::Mul(z2_power, f2), hn::Mul(z1_power, f1));
+    J[m] = hn::Sub(hn::Mul(hn::Set(d, m - 1.0), J[m - 2]), edge);
+  }
+  std::array<V, kDegree + 1> d_power, sj, U;
+  d_power[0] = hn::Set(d, 1.0);
+  for (int m = 1; m <= kDegree; ++m) d_power[m] = hn::Mul(d_power[m - 1], centre);
+  V s_power = hn::Set(d, 1.0);
+  for (int i = 0; i <= kDegree; ++i) {
+    sj[i] = hn::Mul(s_power, J[i]);
+    s_power = hn::Mul(s_power, s);
+  }
+  for (int m = First; m <= kDegree; ++m) {
+    V sum = hn::Zero(d);
+    for (int i = 0; i <= m; ++i) sum = hn::MulAdd(hn::Mul(hn::Set(d, binomial(m, i)), d_power[m - i]), sj[i], sum);
+    U[m] = sum;
+  }
+  const V q = hn::Neg(inverse_r2);
+  for (int m = First; m <= First + 2; ++m) {
+    if constexpr (K == 1) {
+      out[m - First] = hn::MulAdd(q, U[m + 2], U[m]);
+    } else {
+      out[m - First] = hn::Add(hn::MulAdd(hn::Add(q, q), U[m + 2], U[m]), hn::Mul(hn::Mul(q, q), U[m + 4]));
+    }
+  }
+}
+
+// K_0..K_J(w) lane by lane: tail_integrals.h's tail_integrals<J>(w, depth), the same steps.
+template <int J>
+HWY_INLINE std::array<V, J + 1> TailIntegrals(D d, V w, int depth) {
+  const V one = hn::Set(d, 1.0), inverse_w2 = hn::Div(one, hn::Mul(w, w));
+  V a_before = hn::Zero(d), a = one, b_before = one, b = one;
+  for (int n = 2; n <= depth; ++n) {
+    const V c = hn::Mul(hn::Set(d, J + n), inverse_w2);
+    const V a_next = hn::MulAdd(c, a_before, a), b_next = hn::MulAdd(c, b_before, b);
+    a_before = a;
+    a = a_next;
+    b_before = b;
+    b = b_next;
+  }
+  const V c = hn::Mul(hn::Set(d, J + depth + 1), inverse_w2), four_c = hn::Mul(hn::Set(d, 4.0), c);
+  const V linear = hn::Add(one, hn::Div(inverse_w2, hn::Sqrt(hn::Add(one, four_c))));
+  const V tail = hn::Div(hn::Add(c, c), hn::Add(linear, hn::Sqrt(hn::MulAdd(linear, linear, four_c))));
+  const V fraction = hn::Div(hn::MulAdd(tail, a_before, a), hn::MulAdd(tail, b_before, b));
+  const V ratio = hn::Mul(hn::Div(hn::Set(d, J + 1), w), fraction);  // r_J
+  std::array<V, J + 1> k;
+  V above = ratio;
+  k[J] = one;
+  for (int j = J; j >= 1; --j) {
+    k[j - 1] = hn::Mul(hn::MulAdd(w, k[j], above), hn::Set(d, 1.0 / j));
+    above = k[j];
+  }
+  const V scale = hn::Div(one, hn::MulAdd(w, k[0], k[1]));
+  for (V& value : k) value = hn::Mul(value, scale);
+  return k;
+}
+
+// The integral of profile(u) u^m N(u; centre, s^2) du for m = First..First+2 over u = end + h v,
+// v >= 0, with the centre w s behind `end` (h = +-s, pointing away from it): N(u) = phi(w) / s
+// exp(-w v - v^2/2), so the integral is phi(w) sum_j g_j K_j(w), with K_j the tail integrals of
+// tail_integrals.h and g_j the coefficients in v of profile(u) u^m. The profile
+// (1 - u^2/R^2)^K is a polynomial, so it may be taken past the support. With
+// q = 1 - u^2/R^2 = q0 + q1 v + q2 v^2 and P_i the coefficients of q^K, T_j = sum_i P_i K_(i+j)
+// is the integral of q^K v^j, and u^m = (end + h v)^m combines T_0..T_m. Added, times `sign`,
+// to out; the fraction's depth is the one of the smallest w of the lanes `lanes`.
+template <int K, int First>
+HWY_INLINE void AddEndMoments(D d, M lanes, V end, V h, V w, V radius, V inverse_r2, V sign, V (&out)[3]) {
+  constexpr int J = 2 * K + First + 2;
+  const V clamped = hn::Min(w, hn::Set(d, 40.0));  // beyond, phi(w) is 0 (tail_integrals.h)
+  const V smallest = hn::MinOfLanes(d, hn::IfThenElse(lanes, clamped, hn::Set(d, 40.0)));
+  const int depth = sparcon::detail::tail_fraction_depth(hn::GetLane(smallest));
+  const std::array<V, J + 1> k = TailIntegrals<J>(d, clamped, depth);
+  const V q0 = hn::Mul(hn::Mul(hn::Sub(radius, end), hn::Add(radius, end)), inverse_r2);  // 0 or 1 exactly
+  const V q1 = hn::Mul(hn::Set(d, -2.0), hn::Mul(hn::Mul(end, h), inverse_r2));
+  const V q2 = hn::Neg(hn::Mul(hn::Mul(h, h), inverse_r2));
+  std::array<V, 2 * K + 1> p;
+  if constexpr (K == 1) {
+    p = {q0, q1, q2};
+  } else {
+    p = {hn::Mul(q0, q0), hn::Mul(hn::Add(q0, q0), q1), hn::MulAdd(q1, q1, hn::Mul(hn::Add(q0, q0), q2)),
+         hn::Mul(hn::Add(q1, q1), q2), hn::Mul(q2, q2)};
+  }
+  V t[First + 3];
+  for (int j = 0; j < First + 3; ++j) {
+    t[j] = hn::Mul(p[0], k[j]);
+    for (int i = 1; i <= 2 * K; ++i) t[j] = hn::MulAdd(p[i], k[i + j], t[j]);
+  }
+  const V factor = hn::Mul(sign, NormalPdf(d, clamped));
+  const V ht1 = hn::Mul(h, t[1]), hh = hn::Mul(h, h);
+  // The integrals of q^K u^m, u = end + h v, m = 0..First + 2.
+  V s[4];
+  s[0] = t[0];
+  s[1] = hn::MulAdd(end, t[0], ht1);
+  s[2] = hn::MulAdd(end, hn::MulAdd(end, t[0], hn::Add(ht1, ht1)), hn::Mul(hh, t[2]));
+  if constexpr (First == 1) {
+    s[3] = hn::MulAdd(hn::Mul(end, end), hn::MulAdd(end, t[0], hn::Mul(hn::Set(d, 3.0), ht1)),
+                      hn::Mul(hh, hn::MulAdd(hn::Set(d, 3.0), hn::Mul(end, t[2]), hn::Mul(h, t[3]))));
+  }
+  for (int m = 0; m < 3; ++m) out[m] = hn::MulAdd(s[First + m], factor, out[m]);
+}
+
+// P_First..P_First+2 on [lo, hi] for a centre more than kEndMomentsFrom s beyond the end nearest
+// to it (`above`: beyond hi), at distance delta from it: the half-line from that end
+// (AddEndMoments); on the lanes `short_lanes`, where (hi - lo) delta < 40 s^2, less the half-line
+// beyond the far end (the centre is then hi - lo + delta behind it, and that part is at most
+// exp(-(2 (hi - lo) delta + (hi - lo)^2) / (2 s^2)) ~ e^-4.5 of the whole; elsewhere it is below
+// e^-40 and left out).
+template <int K, int First>
+HWY_INLINE void BeyondMoments(D d, M lanes, M above, M short_lanes, V delta, V s, V lo, V hi, V radius,
+                              V inverse_r2, V (&out)[3]) {
+  const V one = hn::Set(d, 1.0);
+  const V h = hn::IfThenElse(above, hn::Neg(s), s);  // away from the centre
+  const V inverse_s = hn::Div(one, s);
+  out[0] = out[1] = out[2] = hn::Zero(d);
+  AddEndMoments<K, First>(d, lanes, hn::IfThenElse(above, hi, lo), h, hn::Mul(delta, inverse_s), radius, inverse_r2,
+                          one, out);
+  if (hn::AllFalse(d, short_lanes)) return;
+  const V far_end = hn::IfThenElse(above, lo, hi);
+  AddEndMoments<K, First>(d, short_lanes, far_end, h, hn::Mul(hn::Add(delta, hn::Sub(hi, lo)), inverse_s), radius,
+                          inverse_r2, hn::IfThenElseZero(short_lanes, hn::Set(d, -1.0)), out);
+}
+
+}  // namespace
+}  // namespace sparcon::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard
