@@ -11,9 +11,9 @@
 //           N(x; m1, s_long^2).
 //
 // The chord's inner integral is profile_moments(k, w, -w, w, m1, s_long) (profile_moments.h),
-// evaluated on whole vectors by its own two methods (profile_moments-inl.h): the closed form for
-// a centre within 4 s_long of [-w, w], the tail integrals from the nearest end beyond that.
-// Chords narrow for psi (2 w < s_long, where profile_moments takes Gauss-Legendre) and, for
+// evaluated on whole vectors by its own three methods: for chords narrow for psi (2 w < s_long)
+// its 16-point Gauss-Legendre rule, else the closed form for a centre within 4 s_long of
+// [-w, w] and the tail integrals from the nearest end beyond that (profile_moments-inl.h). For
 // k = 2, chords longer than 100 s_long (where the closed form would lose digits) are handed to
 // profile_moments one lane at a time. The lane sums are added up at the end, in a fixed order:
 // the result does not depend on the threads or on the other pairs of a call.
@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "continuous/chord_kernels.h"
+#include "continuous/gauss_legendre.h"
 #include "continuous/profile_moments-inl.h"
 #include "continuous/profile_moments.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -65,8 +66,31 @@ struct ChordVectorSums {
   }
 };
 
+// I_0..I_2 of chords narrow for psi (2 w < s_long): profile_moments' 16-point Gauss-Legendre rule
+// on [-w, w] (exact to rounding for the profile's polynomial times a Gaussian that varies slowly
+// across the chord), lane by lane. At node t the profile (1 - x^2 / w^2)^K = (1 - t^2)^K does
+// not depend on the chord, so it joins the rule's weight.
+template <int K>
+HWY_INLINE void NarrowMoments(D d, V half_width, V m1, V inverse_long, V (&out)[3]) {
+  const auto& rule = sparcon::detail::GaussLegendre<16>::get();
+  out[0] = out[1] = out[2] = hn::Zero(d);
+  const V minus_half = hn::Set(d, -0.5);
+  for (int j = 0; j < 16; ++j) {
+    const double base = 1 - rule.x[j] * rule.x[j];
+    const V x = hn::Mul(half_width, hn::Set(d, rule.x[j]));
+    const V z = hn::Mul(hn::Sub(x, m1), inverse_long);
+    const V f = hn::Mul(hn::Set(d, rule.w[j] * (K == 1 ? base : base * base)), hn::Exp(d, hn::Mul(minus_half, hn::Mul(z, z))));
+    out[0] = hn::Add(out[0], f);
+    out[1] = hn::MulAdd(f, x, out[1]);
+    out[2] = hn::MulAdd(hn::Mul(f, x), x, out[2]);
+  }
+  // dx = w dt, and N(x; m1, s_long^2) = exp(-z^2 / 2) / (s_long sqrt(2 pi))
+  const V factor = hn::Mul(hn::Mul(half_width, inverse_long), hn::Set(d, 0.3989422804014327));
+  for (V& m : out) m = hn::Mul(m, factor);
+}
+
 // The lanes of a vector handed to profile_moments one at a time (chords whose inner integral the
-// vector methods do not take): their sums go to `sums` in lane order.
+// vector methods do not take, k = 2 and w > 100 s_long): their sums go to `sums` in lane order.
 HWY_NOINLINE void ScalarChords(D d, M which, V half_width, V y, V weight, const ChordPair& pair, ChordSums& sums) {
   alignas(64) double w_of[64], y_of[64], weight_of[64], which_of[64];
   hn::Store(half_width, d, w_of);
@@ -143,7 +167,13 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
       BeyondMoments<K, 0>(d, beyond, above, short_lanes, delta, s_long, hn::Neg(w), w, w, inverse_w2, m);
       sums.Add(beyond, weight, y, m);
     }
-    const M rest = hn::AndNot(hn::Or(closed, beyond), used);
+    const M narrow = hn::And(used, hn::Lt(hn::Add(w, w), s_long));
+    if (!hn::AllFalse(d, narrow)) {
+      V m[3];
+      NarrowMoments<K>(d, w, m1, inverse_long, m);
+      sums.Add(narrow, weight, y, m);
+    }
+    const M rest = hn::AndNot(hn::Or(hn::Or(closed, beyond), narrow), used);
     if (!hn::AllFalse(d, rest)) ScalarChords(d, rest, w, y, weight, pair, scalar);
   }
   ChordSums out;
