@@ -25,11 +25,14 @@
 //       RidgeCache2D lambda 0.01; mu ~ U(0.2, 0.8)^2, covariance R diag(s1^2, s2^2) R^T with
 //       s1, s2 ~ U(0.03, 0.2) and a uniform rotation angle,
 //       Sigma = Density2D<float>::with_covariance(alpha, mu, C).sigma().
+//   2d broad  the same with s1, s2 ~ U(0.2, 0.5) (attention spread over the image, as at the
+//       start of training), E = 1: only the expectation runs on it.
 // alpha = 1 (closed form), 2 (closed form / closed-form radial), 1.5 (quadrature path).
 // The ridge matrices are computed (the caches warmed) before any timing.
 //
 // Benchmarks are named <op>/<1d|2d>/a<alpha>/t<threads>[/b<examples>] with op one of
 //   expect       expectation_1d/2d alone (r for the batch)
+//   expect_broad expectation_2d alone on the 2d broad problem
 //   expect_bwd   expectation_1d/2d_backward alone (dmu, dsigma and r from a random dr)
 //   lib_fwd      continuous_attention_1d/2d
 //   lib_bwd      continuous_attention_1d/2d_backward alone (random dcontext)
@@ -265,10 +268,10 @@ struct Problem2D {
   std::vector<float> values, dcontext, dr, mu, covariance;
   std::vector<float> context, dvalues, dmu, dsigma, r;
 
-  explicit Problem2D(std::size_t e) : features(e) {
+  explicit Problem2D(std::size_t e, float sd_lo = 0.03F, float sd_hi = 0.2F) : features(e) {
     std::mt19937_64 rng(20241202);
     std::normal_distribution<float> normal(0.0F, 1.0F);
-    std::uniform_real_distribution<float> loc(0.2F, 0.8F), sd(0.03F, 0.2F), angle(0.0F, static_cast<float>(kPi));
+    std::uniform_real_distribution<float> loc(0.2F, 0.8F), sd(sd_lo, sd_hi), angle(0.0F, static_cast<float>(kPi));
     values.resize(kBatch * kSide * kSide * features);
     for (float& v : values) v = normal(rng);
     dcontext.resize(kBatch * features);
@@ -310,6 +313,10 @@ Problem1D& problem_1d() {
 }
 Problem2D& problem_2d() {
   static Problem2D p(kFeatures);
+  return p;
+}
+Problem2D& problem_2d_broad() {
+  static Problem2D p(1, 0.2F, 0.5F);
   return p;
 }
 
@@ -450,6 +457,12 @@ void register_all() {
         reg("expect" + suffix, [pp, sg, alpha, th] {
           sparcon::expectation_2d<float>(alpha, pp->mu, *sg, pp->ridge.basis(), pp->r, th);
           benchmark::DoNotOptimize(pp->r.data());
+        });
+        Problem2D* broad = &problem_2d_broad();
+        auto broad_sigma = std::make_shared<std::vector<float>>(broad->sigma(alpha));
+        reg("expect_broad" + suffix, [broad, broad_sigma, alpha, th] {
+          sparcon::expectation_2d<float>(alpha, broad->mu, *broad_sigma, broad->ridge.basis(), broad->r, th);
+          benchmark::DoNotOptimize(broad->r.data());
         });
         reg("expect_bwd" + suffix, [pp, sg, alpha, th] {
           sparcon::expectation_2d_backward<float>(alpha, pp->mu, *sg, pp->ridge.basis(), pp->dr,

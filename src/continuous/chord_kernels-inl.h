@@ -11,11 +11,13 @@
 //           N(x; m1, s_long^2).
 //
 // The chord's inner integral is profile_moments(k, w, -w, w, m1, s_long) (profile_moments.h),
-// evaluated on whole vectors by its own three methods: for chords narrow for psi (2 w < s_long)
-// its 16-point Gauss-Legendre rule, else the closed form for a centre within 4 s_long of
-// [-w, w] and the tail integrals from the nearest end beyond that (profile_moments-inl.h). For
-// k = 2, chords longer than 100 s_long (where the closed form would lose digits) are handed to
-// profile_moments one lane at a time. The lane sums are added up at the end, in a fixed order:
+// evaluated on whole vectors. A chord whose both ends lie more than 10 s_long from m1 (most
+// chords of a narrow psi) is the whole line's integral, a polynomial in m1, s_long and 1 / w^2
+// (InteriorMoments). The others take profile_moments' own three methods: for chords narrow for
+// psi (2 w < s_long) its 16-point Gauss-Legendre rule, else the closed form for a centre within
+// 4 s_long of [-w, w] and the tail integrals from the nearest end beyond that
+// (profile_moments-inl.h). For k = 2, those of them longer than 100 s_long (where the closed form
+// would lose digits) are handed to profile_moments one lane at a time. The lane sums are added up at the end, in a fixed order:
 // the result does not depend on the threads or on the other pairs of a call.
 
 // Per-target include guard, toggled by foreach_target.h (Highway's convention).
@@ -89,6 +91,42 @@ HWY_INLINE void NarrowMoments(D d, V half_width, V m1, V inverse_long, V (&out)[
   for (V& m : out) m = hn::Mul(m, factor);
 }
 
+// A chord whose both ends lie more than this many s_long from m1 is taken as the whole line.
+constexpr double kInteriorFrom = 10;
+
+// I_0..I_2 of chords whose both ends lie more than kInteriorFrom s_long from m1, lane by lane:
+// the integrals over the whole line, the profile continued as the polynomial it is (what lies
+// beyond the ends is below e^-50 of the whole). With x = m1 + s z, z standard normal,
+// q = (w^2 - x^2) / w^2 = q0 + q1 z + q2 z^2 with q0 = (w - m1)(w + m1) / w^2 (no cancellation
+// where m1 nears an end), q1 = -2 m1 s / w^2, q2 = -s^2 / w^2, and the moments of z
+// (E z^2 = 1, E z^4 = 3, E z^6 = 15): T_j = E[q^K z^j], I_0 = T_0, I_1 = m1 T_0 + s T_1,
+// I_2 = m1^2 T_0 + 2 m1 s T_1 + s^2 T_2. No exponential, no normal tail.
+template <int K>
+HWY_INLINE void InteriorMoments(D d, V half_width, V inverse_w2, V m1, V s, V (&out)[3]) {
+  const V q0 = hn::Mul(hn::Mul(hn::Sub(half_width, m1), hn::Add(half_width, m1)), inverse_w2);
+  const V q1 = hn::Mul(hn::Mul(hn::Set(d, -2.0), hn::Mul(m1, s)), inverse_w2);
+  const V q2 = hn::Neg(hn::Mul(hn::Mul(s, s), inverse_w2));
+  const V three = hn::Set(d, 3.0);
+  V t0, t1, t2;
+  if constexpr (K == 1) {
+    t0 = hn::Add(q0, q2);
+    t1 = q1;
+    t2 = hn::MulAdd(three, q2, q0);
+  } else {
+    // q^2 = p0 + p1 z + p2 z^2 + p3 z^3 + p4 z^4
+    const V p0 = hn::Mul(q0, q0), p1 = hn::Mul(hn::Add(q0, q0), q1);
+    const V p2 = hn::MulAdd(q1, q1, hn::Mul(hn::Add(q0, q0), q2)), p3 = hn::Mul(hn::Add(q1, q1), q2);
+    const V p4 = hn::Mul(q2, q2);
+    t0 = hn::MulAdd(three, p4, hn::Add(p0, p2));
+    t1 = hn::MulAdd(three, p3, p1);
+    t2 = hn::MulAdd(hn::Set(d, 15.0), p4, hn::MulAdd(three, p2, p0));
+  }
+  const V st1 = hn::Mul(s, t1);
+  out[0] = t0;
+  out[1] = hn::MulAdd(m1, t0, st1);
+  out[2] = hn::MulAdd(m1, hn::MulAdd(m1, t0, hn::Add(st1, st1)), hn::Mul(hn::Mul(s, s), t2));
+}
+
 // The lanes of a vector handed to profile_moments one at a time (chords whose inner integral the
 // vector methods do not take, k = 2 and w > 100 s_long): their sums go to `sums` in lane order.
 HWY_NOINLINE void ScalarChords(D d, M which, V half_width, V y, V weight, const ChordPair& pair, ChordSums& sums) {
@@ -137,6 +175,7 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
   // Pass 2: the chords that are not negligible.
   const V scale = hn::Set(d, pair.scale), inverse_radius = hn::Set(d, 1 / pair.radius), one = hn::Set(d, 1.0);
   const V outside = hn::Mul(hn::Set(d, sparcon::detail::kEndMomentsFrom), s_long);
+  const V interior_from = hn::Mul(hn::Set(d, kInteriorFrom), s_long);
   const V longest = hn::Mul(hn::Set(d, 100.0), s_long), forty_s2 = hn::Mul(hn::Set(d, 40.0), hn::Mul(s_long, s_long));
   ChordVectorSums sums(d);
   ChordSums scalar;
@@ -150,11 +189,17 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
     const V weight = hn::Mul(hn::Mul(scale, hn::Mul(w, profile)), hn::Exp(d, hn::Mul(minus_half, hn::Mul(across, across))));
     // profile_moments' own choice: the chord not narrow for psi (2 w >= s_long) and, for K = 2,
     // w <= 100 s_long; then the closed form for m1 within `outside` of [-w, w], else the tails.
-    M wide = hn::And(used, hn::Ge(hn::Add(w, w), s_long));
+    const V inverse_w2 = hn::Div(one, hn::Mul(w, w));
+    const M interior = hn::And(used, hn::Gt(hn::Sub(w, hn::Abs(m1)), interior_from));
+    if (!hn::AllFalse(d, interior)) {
+      V m[3];
+      InteriorMoments<K>(d, w, inverse_w2, m1, s_long, m);
+      sums.Add(interior, weight, y, m);
+    }
+    M wide = hn::AndNot(interior, hn::And(used, hn::Ge(hn::Add(w, w), s_long)));
     if constexpr (K == 2) wide = hn::And(wide, hn::Le(w, longest));
     const M below = hn::Lt(m1, hn::Sub(hn::Neg(w), outside)), above = hn::Gt(m1, hn::Add(w, outside));
     const M closed = hn::AndNot(hn::Or(below, above), wide), beyond = hn::And(wide, hn::Or(below, above));
-    const V inverse_w2 = hn::Div(one, hn::Mul(w, w));
     if (!hn::AllFalse(d, closed)) {
       V m[3];
       ClosedMoments<K, 0>(d, hn::Neg(w), w, inverse_w2, m1, s_long, inverse_long, m);
@@ -173,7 +218,7 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
       NarrowMoments<K>(d, w, m1, inverse_long, m);
       sums.Add(narrow, weight, y, m);
     }
-    const M rest = hn::AndNot(hn::Or(hn::Or(closed, beyond), narrow), used);
+    const M rest = hn::AndNot(hn::Or(hn::Or(interior, closed), hn::Or(beyond, narrow)), used);
     if (!hn::AllFalse(d, rest)) ScalarChords(d, rest, w, y, weight, pair, scalar);
   }
   ChordSums out;

@@ -316,13 +316,14 @@ TEST_P(ValueKernels, RaySumsMatchProfileMomentsRayByRay) {
 
 /// The chord kernel of the 2D expectation (continuous/chord_kernels.h) on this target against the
 /// rule written out chord by chord, each chord's integral over [-w, w] by long-double adaptive
-/// quadrature, for k = 1 and 2, on pairs whose chords take every branch: psi's centre inside,
-/// within 4 s_long of a chord's ends and beyond (2 w delta above and below 40 s_long^2), chords
-/// narrow for psi (2 w < s_long, handed to profile_moments), k = 2 with w > 100 s_long, chords
-/// skipped as negligible. Held to a fraction of the sum over the chords of a bound of their
-/// contributions' absolute values (|x| <= w): 5e-14, and 1e-9 where chords of w near s_long have a
-/// centre 2-4 s_long beyond their ends and take the closed form where it cancels (as the rays
-/// above).
+/// quadrature, for k = 1 and 2, on pairs whose chords take every branch: both ends more than
+/// 10 s_long from psi's centre (the whole line), the centre inside nearer an end (closed form),
+/// within 4 s_long of a chord's ends and beyond (tails, 2 w delta above and below 40 s_long^2),
+/// chords narrow for psi (2 w < s_long, Gauss-Legendre), k = 2 with w > 100 s_long
+/// (profile_moments), chords skipped as negligible. Held to a fraction of the sum over the chords
+/// of a bound of their contributions' absolute values (|x| <= w): 5e-14, and 1e-9 where chords
+/// of w near s_long have a centre 2-4 s_long beyond their ends and take the closed form where it
+/// cancels (as the rays above).
 TEST_P(ValueKernels, ChordSumsMatchTheRuleChordByChord) {
   struct Geometry {
     double m1, m2, s_long, s_short, radius;
@@ -334,7 +335,8 @@ TEST_P(ValueKernels, ChordSumsMatchTheRuleChordByChord) {
       {6.0, 1.0, 1.0, 0.5, 3.0, true},      // beyond every chord by a few s_long
       {-40, 0.2, 2.0, 2.0, 3.0, false},     // far beyond: the tails, 2 w delta > 40 s_long^2
       {0.0, 0.0, 3.0, 0.2, 2.5, false},     // psi wider than the disk along the chords
-      {0.01, -0.3, 0.004, 0.002, 2.5, false},  // k = 2: w > 100 s_long
+      {0.01, -0.3, 0.004, 0.002, 2.5, false},  // k = 2: w > 100 s_long; both ends far from m1
+      {1.5, 0.3, 0.05, 0.02, 2.5, false},   // both ends more, and less, than 10 s_long from m1
   };
   for (const int k : {1, 2}) {
     for (const Geometry& g : geometries) {
