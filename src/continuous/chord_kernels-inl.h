@@ -187,8 +187,10 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
     const V ratio2 = hn::Mul(hn::Mul(w, inverse_radius), hn::Mul(w, inverse_radius));  // (w / R)^2
     const V profile = K == 1 ? ratio2 : hn::Mul(ratio2, ratio2);
     const V weight = hn::Mul(hn::Mul(scale, hn::Mul(w, profile)), hn::Exp(d, hn::Mul(minus_half, hn::Mul(across, across))));
-    // profile_moments' own choice: the chord not narrow for psi (2 w >= s_long) and, for K = 2,
-    // w <= 100 s_long; then the closed form for m1 within `outside` of [-w, w], else the tails.
+    // The inner integral's method (see the top of the file): the whole line when both ends are
+    // more than interior_from from m1; else profile_moments' own choice, Gauss-Legendre for a
+    // chord narrow for psi (2 w < s_long), and for the others (with w <= 100 s_long at K = 2)
+    // the closed form for m1 within `outside` of [-w, w], the tails beyond; the rest one by one.
     const V inverse_w2 = hn::Div(one, hn::Mul(w, w));
     const M interior = hn::And(used, hn::Gt(hn::Sub(w, hn::Abs(m1)), interior_from));
     if (!hn::AllFalse(d, interior)) {
