@@ -211,7 +211,7 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
       const V delta = hn::IfThenElse(above, hn::Sub(m1, w), hn::Neg(hn::Add(m1, w)));
       const M short_lanes = hn::And(beyond, hn::Lt(hn::Mul(hn::Add(w, w), delta), forty_s2));
       V m[3];
-      BeyondMoments<K, 0>(d, beyond, above, short_lanes, delta, s_long, hn::Neg(w), w, w, inverse_w2, m);
+      BeyondMoments<K, 0>(d, above, short_lanes, delta, s_long, hn::Neg(w), w, w, inverse_w2, m);
       sums.Add(beyond, weight, y, m);
     }
     const M narrow = hn::And(used, hn::Lt(hn::Add(w, w), s_long));

@@ -143,24 +143,20 @@ HWY_INLINE void ClosedMoments(D d, V lo, V hi, V inverse_r2, V centre, V s, V in
   }
 }
 
-// K_0..K_J(w) lane by lane: tail_integrals.h's tail_integrals<J>(w, depth), the same steps.
+// K_0..K_J(w) lane by lane: tail_integrals.h's tail_integrals<J>(w), the same steps.
 template <int J>
-HWY_INLINE std::array<V, J + 1> TailIntegrals(D d, V w, int depth) {
-  const V one = hn::Set(d, 1.0), inverse_w2 = hn::Div(one, hn::Mul(w, w));
-  V a_before = hn::Zero(d), a = one, b_before = one, b = one;
-  for (int n = 2; n <= depth; ++n) {
-    const V c = hn::Mul(hn::Set(d, J + n), inverse_w2);
-    const V a_next = hn::MulAdd(c, a_before, a), b_next = hn::MulAdd(c, b_before, b);
-    a_before = a;
-    a = a_next;
-    b_before = b;
-    b = b_next;
+HWY_INLINE std::array<V, J + 1> TailIntegrals(D d, V w) {
+  const auto& series = sparcon::detail::kTailRatioSeries[J - 4];
+  const V one = hn::Set(d, 1.0), four_plus_w = hn::Add(hn::Set(d, 4.0), w);
+  const V both = hn::Div(one, hn::Mul(w, four_plus_w));  // 1 / (4 + w) = w both, 1 / w = (4 + w) both
+  const V y = hn::MulAdd(hn::Set(d, 176.0 / 9), hn::Mul(w, both), hn::Set(d, -13.0 / 9));
+  const V y2 = hn::Mul(y, y);
+  V even = hn::Set(d, series[20]), odd = hn::Set(d, series[21]);
+  for (int i = 18; i >= 0; i -= 2) {
+    even = hn::MulAdd(even, y2, hn::Set(d, series[i]));
+    odd = hn::MulAdd(odd, y2, hn::Set(d, series[i + 1]));
   }
-  const V c = hn::Mul(hn::Set(d, J + depth + 1), inverse_w2), four_c = hn::Mul(hn::Set(d, 4.0), c);
-  const V linear = hn::Add(one, hn::Div(inverse_w2, hn::Sqrt(hn::Add(one, four_c))));
-  const V tail = hn::Div(hn::Add(c, c), hn::Add(linear, hn::Sqrt(hn::MulAdd(linear, linear, four_c))));
-  const V fraction = hn::Div(hn::MulAdd(tail, a_before, a), hn::MulAdd(tail, b_before, b));
-  const V ratio = hn::Mul(hn::Div(hn::Set(d, J + 1), w), fraction);  // r_J
+  const V ratio = hn::Mul(hn::Mul(hn::Set(d, J + 1), hn::Mul(four_plus_w, both)), hn::MulAdd(odd, y, even));  // r_J
   std::array<V, J + 1> k;
   V above = ratio;
   k[J] = one;
@@ -180,14 +176,13 @@ HWY_INLINE std::array<V, J + 1> TailIntegrals(D d, V w, int depth) {
 // (1 - u^2/R^2)^K is a polynomial, so it may be taken past the support. With
 // q = 1 - u^2/R^2 = q0 + q1 v + q2 v^2 and P_i the coefficients of q^K, T_j = sum_i P_i K_(i+j)
 // is the integral of q^K v^j, and u^m = (end + h v)^m combines T_0..T_m. Added, times `sign`,
-// to out; the fraction's depth is the one of the smallest w of the lanes `lanes`.
+// to out. Lanes with w below 4 (outside the callers' lanes) give values that are not used.
 template <int K, int First>
-HWY_INLINE void AddEndMoments(D d, M lanes, V end, V h, V w, V radius, V inverse_r2, V sign, V (&out)[3]) {
+HWY_INLINE void AddEndMoments(D d, V end, V h, V w, V radius, V inverse_r2, V sign, V (&out)[3]) {
   constexpr int J = 2 * K + First + 2;
-  const V clamped = hn::Min(w, hn::Set(d, 40.0));  // beyond, phi(w) is 0 (tail_integrals.h)
-  const V smallest = hn::MinOfLanes(d, hn::IfThenElse(lanes, clamped, hn::Set(d, 40.0)));
-  const int depth = sparcon::detail::tail_fraction_depth(hn::GetLane(smallest));
-  const std::array<V, J + 1> k = TailIntegrals<J>(d, clamped, depth);
+  // beyond 40, phi(w) is 0 (tail_integrals.h); below 4 (unused lanes), 4 keeps the fit in range
+  const V clamped = hn::Min(hn::Max(w, hn::Set(d, 4.0)), hn::Set(d, 40.0));
+  const std::array<V, J + 1> k = TailIntegrals<J>(d, clamped);
   const V q0 = hn::Mul(hn::Mul(hn::Sub(radius, end), hn::Add(radius, end)), inverse_r2);  // 0 or 1 exactly
   const V q1 = hn::Mul(hn::Set(d, -2.0), hn::Mul(hn::Mul(end, h), inverse_r2));
   const V q2 = hn::Neg(hn::Mul(hn::Mul(h, h), inverse_r2));
@@ -224,17 +219,17 @@ HWY_INLINE void AddEndMoments(D d, M lanes, V end, V h, V w, V radius, V inverse
 // exp(-(2 (hi - lo) delta + (hi - lo)^2) / (2 s^2)) ~ e^-4.5 of the whole; elsewhere it is below
 // e^-40 and left out).
 template <int K, int First>
-HWY_INLINE void BeyondMoments(D d, M lanes, M above, M short_lanes, V delta, V s, V lo, V hi, V radius,
+HWY_INLINE void BeyondMoments(D d, M above, M short_lanes, V delta, V s, V lo, V hi, V radius,
                               V inverse_r2, V (&out)[3]) {
   const V one = hn::Set(d, 1.0);
   const V h = hn::IfThenElse(above, hn::Neg(s), s);  // away from the centre
   const V inverse_s = hn::Div(one, s);
   out[0] = out[1] = out[2] = hn::Zero(d);
-  AddEndMoments<K, First>(d, lanes, hn::IfThenElse(above, hi, lo), h, hn::Mul(delta, inverse_s), radius, inverse_r2,
+  AddEndMoments<K, First>(d, hn::IfThenElse(above, hi, lo), h, hn::Mul(delta, inverse_s), radius, inverse_r2,
                           one, out);
   if (hn::AllFalse(d, short_lanes)) return;
   const V far_end = hn::IfThenElse(above, lo, hi);
-  AddEndMoments<K, First>(d, short_lanes, far_end, h, hn::Mul(hn::Add(delta, hn::Sub(hi, lo)), inverse_s), radius,
+  AddEndMoments<K, First>(d, far_end, h, hn::Mul(hn::Add(delta, hn::Sub(hi, lo)), inverse_s), radius,
                           inverse_r2, hn::IfThenElseZero(short_lanes, hn::Set(d, -1.0)), out);
 }
 

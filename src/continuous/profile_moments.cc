@@ -177,12 +177,12 @@ bool laguerre_applies(double k, double R, double lo, double hi, double d, double
 // centre 5 and 7 s out, m = 1..3) it is within 8e-16 relative, where the closed form below was
 // up to 2e-8 off (k = 1 at 7 s, R = s) and Gauss-Laguerre (which k = 2 took) 1e-15. Between 2
 // and 4 s out the closed form still loses digits where R is close to s (k = 2, R = s: 7e-9;
-// R >= 4 s: below 3e-11), and the fraction would need 40-60 terms there.
+// R >= 4 s: below 3e-11), and the tail integrals would need a fit reaching below w = 4.
 template <int k>
 void add_half_line(double R, double end, double h, double w, double sign, Moments& out) {
   constexpr int J = 2 * k + 3;
   const double clamped = std::min(w, 40.0);  // beyond, phi(w) is 0 (tail_integrals.h)
-  const auto K = tail_integrals<J>(clamped, tail_fraction_depth(clamped));
+  const auto K = tail_integrals<J>(clamped);
   // q = 1 - u^2/R^2 = q0 + q1 v + q2 v^2; T_j = int q^k v^j; u^m = (end + h v)^m.
   const double q0 = (R - end) * (R + end) / (R * R), q1 = -2 * end * h / (R * R), q2 = -h * h / (R * R);
   std::array<double, 2 * k + 1> p;

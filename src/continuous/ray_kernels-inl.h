@@ -74,8 +74,7 @@ struct VectorSums {
 
 // The rays whose centre lies beyond [0, R] (BeyondMoments), kept aside during pass 2 and then
 // integrated whole vectors at a time: they are a few scattered lanes of the vectors they come
-// from, and the continued fraction of their tail integrals costs the same for one lane as for
-// all of them.
+// from, and their tail integrals cost the same for one lane as for all of them.
 class FarRays {
  public:
   // Makes room for `capacity` rays (and a whole compressed vector beyond).
@@ -112,7 +111,7 @@ class FarRays {
       const V delta = hn::IfThenElse(above, hn::Sub(centre, vradius), hn::Neg(centre));
       const M short_lanes = hn::And(lanes, hn::Lt(hn::Mul(vradius, delta), hn::Mul(forty, hn::Mul(s, s))));
       V m[3];
-      BeyondMoments<K, 1>(d, lanes, above, short_lanes, delta, s, hn::Zero(d), vradius, vradius,
+      BeyondMoments<K, 1>(d, above, short_lanes, delta, s, hn::Zero(d), vradius, vradius,
                           hn::Set(d, 1 / (radius * radius)), m);
       sums.Add(lanes, w, c, sn, m[0], m[1], m[2]);
     }

@@ -9,20 +9,21 @@
 //
 // Integrating (w + v) v^j e^(-w v - v^2/2) by parts gives K_(j+1) = j K_(j-1) - w K_j (j >= 1)
 // and K_1 = 1 - w K_0. Upwards this recurrence loses about 2 log10(w) digits a step; downwards,
-// K_(j-1) = (K_(j+1) + w K_j) / j adds positive terms only and loses nothing. It starts from the
-// ratio r_J = K_(J+1) / K_J, which the same recurrence writes as the continued fraction
-//   r_J = (J+1) / (w + (J+2) / (w + (J+3) / (w + ...))) = (J+1)/w  1 / (1 + c_2 / (1 + c_3 / ...)),
-// c_n = (J+n) / w^2, evaluated forwards (its convergents' numerators and denominators by
-// A_n = A_(n-1) + c_n A_(n-2), no division; they stay below 2.3^n) to `depth` terms, the rest
-// of the fraction t = c / (1 + t') (c its next term) taken from the fixed point of t = c / (1 + t)
-// and that fixed point's slope in c (which saves about a third of the terms). The values
-// of the downward recurrence are then scaled so that K_1 = 1 - w K_0 holds: K_0 = 1 / (w + r_0).
+// K_(j-1) = (K_(j+1) + w K_j) / j adds positive terms only and loses nothing. It starts from
+// K_J = 1 and the ratio r_J = K_(J+1) / K_J, and its values are then scaled so that
+// K_1 = 1 - w K_0 holds.
 //
-// tail_fraction_depth(w) is the depth that keeps every K_j, j <= 5 and j <= 7, within 6e-16 of
-// its value in 30-digit arithmetic (mpmath quadrature, at 7 points of each band of w): 28 terms
-// from w = 4, 6 from 20. (Upwards from an exact K_0 the recurrence would be 1e-11 off at w = 4;
-// at w = 2 the fraction would need 60 terms.) Where phi(w) underflows (w > 38.6) the K_j do not
-// matter: callers take them at min(w, 40).
+// The ratio is r_J = (J + 1) / w F_J(w), where F_J (between 0.71 and 1, tending to 1 as w grows)
+// is a polynomial of degree 21 in y = (2 t - 13/22) / (9/22), t = 4 / (4 + w) in [1/11, 1/2]: its
+// Chebyshev series cut after degree 21 in 60-digit arithmetic (scripts/fit_tail_ratios.py, which
+// prints the table below), within 1.9e-16 relative of F_J evaluated in double as here (Horner's
+// rule on the even and odd parts in y^2, two independent chains), checked at 4001 points. The
+// coefficients' magnitudes add up to 1.13 at most, so the sum is well conditioned. Every K_j is
+// then within 6.1e-16 relative of its 50-digit value (361 points from w = 4 to 40; the test,
+// tests/continuous/tail_integrals_test.cc, holds it to 1e-15 against quadrature).
+// (The continued fraction r_J = (J+1) / (w + (J+2) / (w + (J+3) / (w + ...))), which this fit
+// replaced, took 6-28 serial terms and two square roots.) Where phi(w) underflows (w > 38.6) the
+// K_j do not matter: callers take them at min(w, 40).
 #pragma once
 
 #include <array>
@@ -30,47 +31,68 @@
 
 namespace sparcon::detail {
 
-/// Terms of the continued fraction for K_0..K_7 at w >= 4 (see above); 28 below 4.5 and for NaN.
-inline int tail_fraction_depth(double w) {
-  struct Band {
-    double w;
-    int depth;
-  };
-  static constexpr Band kBands[] = {{30, 6}, {20, 6},  {16, 8},  {12, 10}, {10, 12},
-                                    {8, 14}, {7, 16},  {6, 18},  {5, 20},  {4.5, 24}};
-  for (const Band& band : kBands)
-    if (w >= band.w) return band.depth;
-  return 28;
+/// F_J for J = 4..7 (see above): the coefficients of y^0..y^21, kTailRatioSeries[J - 4].
+inline constexpr std::array<std::array<double, 22>, 4> kTailRatioSeries = {{
+    // J = 4: within 1.6e-16 relative of F_J, sum of |coefficients| 1.11
+    {0.9420064129086112, -0.10071947460407307, -0.05654252551666272, -0.008843197623986145,
+     0.002262930494373138, 0.0010295600783122596, -7.411530096611023e-05, -0.00010582885714868164,
+     -2.66592811198656e-06, 1.0769465673332924e-05, 1.0994745274490874e-06, -1.104062109447378e-06,
+     -1.883161194485407e-07, 1.1466500258544381e-07, 2.6717119450550578e-08, -1.2095485086220234e-08,
+     -3.443697085237235e-09, 1.2838548557687485e-09, 3.871246063768644e-10, -1.2734316798192692e-10,
+     -2.843870377824126e-11, 8.651453942657752e-12},
+    // J = 5: within 1.9e-16 relative of F_J, sum of |coefficients| 1.12
+    {0.9335369839405522, -0.11352341466594396, -0.06068792101473181, -0.006964395434071514,
+     0.003422525082723346, 0.0009750508324237836, -0.00024155996228664346, -0.00011783399569655175,
+     1.905611643766141e-05, 1.421948437877217e-05, -1.6312817657414481e-06, -1.7425967520574332e-06,
+     1.5329217247457793e-07, 2.1687744924299078e-07, -1.6340735136372346e-08, -2.725326052586999e-08,
+     1.982156398670935e-09, 3.3838143434317933e-09, -2.411539633497629e-10, -3.791726642637206e-10,
+     1.9816629281117856e-11, 2.7833057930152746e-11},
+    // J = 6: within 1.9e-16 relative of F_J, sum of |coefficients| 1.13
+    {0.9253523731450783, -0.12546472573747208, -0.06389056290554908, -0.0047524509579304425,
+     0.004434779960786478, 0.0007815327184482638, -0.00041040201923517165, -0.00010216333627566842,
+     4.4820062253580174e-05, 1.3050160985022553e-05, -5.477801253014437e-06, -1.6581881015118953e-06,
+     7.245171926842039e-07, 2.0819315781489822e-07, -1.0078642022401703e-07, -2.5424467598808215e-08,
+     1.4146129970731223e-08, 2.9264996980533835e-09, -1.7903716369063023e-09, -2.912451940457737e-10,
+     1.4553953355610335e-10, 1.875159424581853e-11},
+    // J = 7: within 1.8e-16 relative of F_J, sum of |coefficients| 1.13
+    {0.9174355001263548, -0.13661983174518888, -0.06628866462925778, -0.0023265599491837487,
+     0.005268064006283839, 0.0004756066721713867, -0.0005596940581808826, -5.984684399780252e-05,
+     6.909445392907314e-05, 6.567449967652241e-06, -9.28190689523843e-06, -5.834233520816606e-07,
+     1.304072702717747e-06, 2.1324354313905206e-08, -1.8600992712683012e-07, 7.534087719572456e-09,
+     2.5924229042960523e-08, -2.67712901743795e-09, -3.18844918237679e-09, 5.183218550677228e-10,
+     2.5065287253795884e-10, -5.1835682845994403e-11},
+}};
+
+/// y = (2 t - 13/22) / (9/22) with t = 4 / (4 + w), and 1 / w, from one division.
+struct TailVariables {
+  double y, inverse_w;
+};
+
+inline TailVariables tail_variables(double w) {
+  const double both = 1 / (w * (4 + w));  // 1 / (4 + w) = w both, 1 / w = (4 + w) both
+  return {(176.0 / 9) * (w * both) - 13.0 / 9, (4 + w) * both};
 }
 
-/// K_0..K_J(w) (see above) for w >= 4, the fraction taken to `depth` terms. The 2D kernels
-/// (profile_moments-inl.h, TailIntegrals) are the same code on Highway vectors.
+/// K_0..K_J(w) (see above) for w in [4, 40] and J = 4..7. The 2D kernels
+/// (profile_moments-inl.h, TailIntegrals) are the same steps on Highway vectors.
 template <int J>
-std::array<double, J + 1> tail_integrals(double w, int depth) {
-  const double inverse_w2 = 1 / (w * w);
-  // Convergents of 1 / (1 + c_2 / (1 + c_3 / ...)): A_0 = 0, A_1 = 1, B_0 = B_1 = 1.
-  double a_before = 0, a = 1, b_before = 1, b = 1;
-  for (int n = 2; n <= depth; ++n) {
-    const double c = (J + n) * inverse_w2;
-    const double a_next = c * a_before + a, b_next = c * b_before + b;
-    a_before = a;
-    a = a_next;
-    b_before = b;
-    b = b_next;
+std::array<double, J + 1> tail_integrals(double w) {
+  static_assert(J >= 4 && J <= 7, "kTailRatioSeries holds J = 4..7");
+  const auto& series = kTailRatioSeries[J - 4];
+  const auto [y, inverse_w] = tail_variables(w);
+  const double y2 = y * y;
+  double even = series[20], odd = series[21];
+  for (int i = 18; i >= 0; i -= 2) {
+    even = even * y2 + series[i];
+    odd = odd * y2 + series[i + 1];
   }
-  // The rest, t = c / (1 + t'), with t' = t + dt: t' - t ~ f'(c) / w^2 for t = f(c), the fixed
-  // point f(c) = (sqrt(1 + 4 c) - 1) / 2 of t = c / (1 + t); t is the positive root of
-  // t^2 + (1 + f'(c) / w^2) t - c = 0.
-  const double c = (J + depth + 1) * inverse_w2, root = std::sqrt(1 + 4 * c);
-  const double linear = 1 + inverse_w2 / root;
-  const double tail = 2 * c / (linear + std::sqrt(linear * linear + 4 * c));
-  const double ratio = (J + 1) / w * ((a + tail * a_before) / (b + tail * b_before));  // r_J
+  const double ratio = (J + 1) * inverse_w * (odd * y + even);  // r_J
   // Downwards from K_J = 1, K_(J+1) = r_J, then scaled.
   std::array<double, J + 1> k;
   double above = ratio;
   k[J] = 1;
   for (int j = J; j >= 1; --j) {
-    k[j - 1] = (w * k[j] + above) / j;
+    k[j - 1] = (w * k[j] + above) * (1.0 / j);
     above = k[j];
   }
   const double scale = 1 / (w * k[0] + k[1]);
