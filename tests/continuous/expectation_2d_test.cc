@@ -202,55 +202,64 @@ TEST(Expectation2DReferenceAnisotropic, ChordsOnAdversarialPairs) {
 
 TEST(Expectation2DNegligiblePairs, OnlyPairsBelowTheBoundAreSkipped) {
   // expectation_2d does not integrate a pair whose r is provably below 1e-17 of its row's
-  // largest (r = 0). Basis functions of the paper's width on a line from mu outward, 0.01
-  // apart, from inside the support to far beyond its edge, against the adaptive quadrature per
-  // entry: every zero must be an entry below 1e-17 of the row max, every entry above 1e-15 of
-  // it must be computed (within 1e-10 of the row max, and not replaced by 0), and some pairs
-  // must have been skipped (else this test does not reach the skip).
-  for (const double alpha : {1.5, 2.0, 3.0}) {
-    const M2 sigma = cref2::rotated(0.004L, 0.001L, 0.3L);
-    const V2 mu{0.5L, 0.5L};
-    sparcon::GaussianBasis2D<double> basis;
-    for (int i = 0; i <= 80; ++i) {
-      const double t = 0.01 * i;
-      basis.centers.push_back(0.5 + t * std::cos(0.7));
-      basis.centers.push_back(0.5 + t * std::sin(0.7));
-      for (const double w : {1e-3, 0.0, 0.0, 1e-3}) basis.widths.push_back(w);
-    }
-    const std::size_t N = basis.size();
-    std::vector<double> r(N, std::numeric_limits<double>::quiet_NaN());
-    const std::vector<double> m{0.5, 0.5}, sg{static_cast<double>(sigma[0]), static_cast<double>(sigma[1]),
-                                              static_cast<double>(sigma[2]), static_cast<double>(sigma[3])};
-    sparcon::expectation_2d<double>(alpha, m, sg, basis, r);
-    const cref2::Density p = cref2::make_density(alpha, mu, {sg[0], sg[1], sg[2], sg[3]});
-    const std::vector<cref2::Gaussian> functions = reference_basis(basis);
-    std::vector<LD> want(N);
-    LD row_max = 0;
-    cref::QuadOptions opt;
-    opt.rel_tol = 1e-12L;
-    for (std::size_t j = 0; j < N; ++j) {
-      want[j] = cref2::expect(p, functions[j], opt);
-      row_max = std::max(row_max, want[j]);
-    }
-    int skipped = 0, computed_small = 0;
-    for (std::size_t j = 0; j < N; ++j) {
-      std::ostringstream where_stream;
-      where_stream << "alpha " << alpha << ", centre " << 0.01 * static_cast<double>(j) << " from mu: got " << r[j]
-                   << ", reference " << static_cast<double>(want[j]) << " = "
-                   << static_cast<double>(want[j] / row_max) << " of the row max";
-      const std::string where = where_stream.str();
-      if (r[j] == 0) {
-        ++skipped;
-        EXPECT_LE(want[j], 1e-17L * row_max) << where;
+  // largest (r = 0). Basis functions on a line from mu outward, 0.01 apart, from inside the
+  // support to far beyond its edge, against the adaptive quadrature per entry: every zero must
+  // be an entry below 1e-17 of the row max, every entry above 1e-15 of it must be computed
+  // (within 1e-10 of the row max, and not replaced by 0), and some pairs must have been skipped
+  // (else this test does not reach the skip). Two lines: the paper's width (round) at 0.7 rad,
+  // and a 9:1 width turned across the line at 2.0 rad, where the bound's direction n is not m's.
+  // (The bound made e^2 too small fails here.)
+  struct Line {
+    double angle;
+    M2 width;
+  };
+  const Line lines[] = {{0.7, cref2::rotated(1e-3L, 1e-3L, 0.0L)}, {2.0, cref2::rotated(3e-3L, 3.3e-4L, 1.1L)}};
+  for (const Line& line : lines) {
+    for (const double alpha : {1.5, 2.0, 3.0}) {
+      const M2 sigma = cref2::rotated(0.004L, 0.001L, 0.3L);
+      const V2 mu{0.5L, 0.5L};
+      sparcon::GaussianBasis2D<double> basis;
+      for (int i = 0; i <= 80; ++i) {
+        const double t = 0.01 * i;
+        basis.centers.push_back(0.5 + t * std::cos(line.angle));
+        basis.centers.push_back(0.5 + t * std::sin(line.angle));
+        for (const LD w : line.width) basis.widths.push_back(static_cast<double>(w));
       }
-      if (want[j] > 1e-15L * row_max) {
-        EXPECT_GT(r[j], 0.5L * want[j]) << where;
-        computed_small += want[j] < 1e-10L * row_max;
+      const std::size_t N = basis.size();
+      std::vector<double> r(N, std::numeric_limits<double>::quiet_NaN());
+      const std::vector<double> m{0.5, 0.5}, sg{static_cast<double>(sigma[0]), static_cast<double>(sigma[1]),
+                                                static_cast<double>(sigma[2]), static_cast<double>(sigma[3])};
+      sparcon::expectation_2d<double>(alpha, m, sg, basis, r);
+      const cref2::Density p = cref2::make_density(alpha, mu, {sg[0], sg[1], sg[2], sg[3]});
+      const std::vector<cref2::Gaussian> functions = reference_basis(basis);
+      std::vector<LD> want(N);
+      LD row_max = 0;
+      cref::QuadOptions opt;
+      opt.rel_tol = 1e-12L;
+      for (std::size_t j = 0; j < N; ++j) {
+        want[j] = cref2::expect(p, functions[j], opt);
+        row_max = std::max(row_max, want[j]);
       }
-      EXPECT_LE(std::fabs(r[j] - want[j]), 1e-10L * row_max) << where;
+      int skipped = 0, computed_small = 0;
+      for (std::size_t j = 0; j < N; ++j) {
+        std::ostringstream where_stream;
+        where_stream << "line " << line.angle << ", alpha " << alpha << ", centre " << 0.01 * static_cast<double>(j) << " from mu: got " << r[j]
+                     << ", reference " << static_cast<double>(want[j]) << " = "
+                     << static_cast<double>(want[j] / row_max) << " of the row max";
+        const std::string where = where_stream.str();
+        if (r[j] == 0) {
+          ++skipped;
+          EXPECT_LE(want[j], 1e-17L * row_max) << where;
+        }
+        if (want[j] > 1e-15L * row_max) {
+          EXPECT_GT(r[j], 0.5L * want[j]) << where;
+          computed_small += want[j] < 1e-10L * row_max;
+        }
+        EXPECT_LE(std::fabs(r[j] - want[j]), 1e-10L * row_max) << where;
+      }
+      EXPECT_GT(skipped, 10) << "alpha " << alpha;
+      EXPECT_GT(computed_small, 0) << "alpha " << alpha << ": no entry between 1e-15 and 1e-10 of the row max";
     }
-    EXPECT_GT(skipped, 10) << "alpha " << alpha;
-    EXPECT_GT(computed_small, 0) << "alpha " << alpha << ": no entry between 1e-15 and 1e-10 of the row max";
   }
 }
 
