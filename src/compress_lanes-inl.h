@@ -1,6 +1,7 @@
 // hn::Compress without Highway 1.0.3's per-call table copy, shared by the discrete row kernels
-// (discrete/simd_kernels-inl.h) and the 2D ray kernel (continuous/ray_kernels-inl.h). Included
-// once per target from those headers, inside no namespace.
+// (discrete/simd_kernels-inl.h) and the 2D ray and chord kernels (continuous/ray_kernels-inl.h,
+// chord_kernels-inl.h), and KeptLanes, which those 2D kernels build on it. Included once per
+// target from those headers, inside no namespace.
 
 // Per-target include guard, toggled by foreach_target.h (Highway's convention).
 #if defined(SPARCON_COMPRESS_LANES_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -13,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "hwy/highway.h"
 
@@ -58,6 +60,51 @@ HWY_INLINE hwy::HWY_NAMESPACE::Vec<D> CompressLanes(D d, hwy::HWY_NAMESPACE::Vec
   (void)d;
   return hn::Compress(v, keep);
 }
+
+// Lanes kept aside from the vectors they come from, N values each, so that a method that costs as
+// much for one lane as for a whole vector runs on whole vectors afterwards (the 2D kernels keep
+// the rays and chords of their costlier methods so).
+template <class D, std::size_t N>
+class KeptLanes {
+ public:
+  using V = hwy::HWY_NAMESPACE::Vec<D>;
+  using M = hwy::HWY_NAMESPACE::Mask<D>;
+  using T = hwy::HWY_NAMESPACE::TFromD<D>;
+
+  // Empties the list and makes room for `capacity` lanes (and a whole compressed vector beyond).
+  void Reset(D d, std::size_t capacity) {
+    count_ = 0;
+    const std::size_t size = capacity + hwy::HWY_NAMESPACE::Lanes(d);
+    for (std::vector<T>& v : values_)
+      if (v.size() < size) v.resize(size);
+  }
+
+  // Appends the lanes `which` of `values` (value j of a lane in values[j]), in lane order.
+  HWY_INLINE void Keep(D d, M which, const std::array<V, N>& values) {
+    namespace hn = hwy::HWY_NAMESPACE;
+    for (std::size_t j = 0; j < N; ++j) hn::StoreU(CompressLanes(d, values[j], which), d, values_[j].data() + count_);
+    count_ += hn::CountTrue(d, which);
+  }
+
+  // Calls f(lanes, values) on the kept lanes, a vector at a time in the order they were kept; in
+  // the last vector the lanes past the end (lanes false) hold `fill`, so that f computes nothing
+  // harmful from them.
+  template <class F>
+  HWY_INLINE void ForEach(D d, const std::array<T, N>& fill, F&& f) const {
+    namespace hn = hwy::HWY_NAMESPACE;
+    for (std::size_t i = 0; i < count_; i += hn::Lanes(d)) {
+      const M lanes = hn::FirstN(d, count_ - i);
+      std::array<V, N> values;
+      for (std::size_t j = 0; j < N; ++j)
+        values[j] = hn::IfThenElse(lanes, hn::LoadU(d, values_[j].data() + i), hn::Set(d, fill[j]));
+      f(lanes, values);
+    }
+  }
+
+ private:
+  std::array<std::vector<T>, N> values_;
+  std::size_t count_ = 0;
+};
 
 }  // namespace
 }  // namespace sparcon::simd::HWY_NAMESPACE

@@ -13,12 +13,14 @@
 // The chord's inner integral is profile_moments(k, w, -w, w, m1, s_long) (profile_moments.h),
 // evaluated on whole vectors. A chord whose both ends lie more than 10 s_long from m1 (most
 // chords of a narrow psi) is the whole line's integral, a polynomial in m1, s_long and 1 / w^2
-// (InteriorMoments). The others take profile_moments' own three methods: for chords narrow for
-// psi (2 w < s_long) its 16-point Gauss-Legendre rule, else the closed form for a centre within
-// 4 s_long of [-w, w] and the tail integrals from the nearest end beyond that
-// (profile_moments-inl.h). For k = 2, those of them longer than 100 s_long (where the closed form
-// would lose digits) are handed to profile_moments one lane at a time. The lane sums are added up at the end, in a fixed order:
-// the result does not depend on the threads or on the other pairs of a call.
+// (InteriorMoments), taken at once. The others take profile_moments' own three methods: for
+// chords narrow for psi (2 w < s_long) its 16-point Gauss-Legendre rule, else the closed form for
+// a centre within 4 s_long of [-w, w] and the tail integrals from the nearest end beyond that
+// (profile_moments-inl.h); pass 2 keeps their chords aside, by method, and integrates them at the
+// end, whole vectors of one method at a time. For k = 2, chords longer than 100 s_long (where
+// the closed form would lose digits) are handed to profile_moments one lane at a time. The lane
+// sums are added up at the end, in a fixed order: the result does not depend on the threads or
+// on the other pairs of a call.
 
 // Per-target include guard, toggled by foreach_target.h (Highway's convention).
 #if defined(SPARCON_CONTINUOUS_CHORD_KERNELS_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -28,10 +30,12 @@
 #define SPARCON_CONTINUOUS_CHORD_KERNELS_INL_H_
 #endif
 
+#include <array>
 #include <cstddef>
 #include <limits>
 #include <vector>
 
+#include "compress_lanes-inl.h"
 #include "continuous/chord_kernels.h"
 #include "continuous/gauss_legendre.h"
 #include "continuous/profile_moments-inl.h"
@@ -148,14 +152,23 @@ HWY_NOINLINE void ScalarChords(D d, M which, V half_width, V y, V weight, const 
   }
 }
 
+// Scratch of one thread: the log of psi's largest value on every chord, and the chords of the
+// three costlier methods (their w, y and weight), kept aside during pass 2 and integrated whole
+// vectors at a time at the end: the methods change along the half circle, so vectors mix them,
+// and each costs as much for one lane as for four.
+struct ChordScratch {
+  std::vector<double> log_max;
+  KeptLanes<D, 3> closed, beyond, narrow;
+};
+
 template <int K>
 ChordSums ChordSumsImpl(const ChordPair& pair) {
   static_assert(HWY_MAX_BYTES <= 64 * sizeof(double), "the tables are padded to 64 entries");
   const D d;
   const std::size_t lanes = hn::Lanes(d), n = pair.n, padded = (n + lanes - 1) / lanes * lanes;
-  static thread_local std::vector<double> log_max_scratch;
-  if (log_max_scratch.size() < padded) log_max_scratch.resize(padded);
-  double* const log_max_of = log_max_scratch.data();
+  static thread_local ChordScratch scratch;
+  if (scratch.log_max.size() < padded) scratch.log_max.resize(padded);
+  double* const log_max_of = scratch.log_max.data();
   const V radius = hn::Set(d, pair.radius), m1 = hn::Set(d, pair.m1), m2 = hn::Set(d, pair.m2);
   const V s_long = hn::Set(d, pair.s_long), inverse_long = hn::Set(d, 1 / pair.s_long);
   const V inverse_short = hn::Set(d, 1 / pair.s_short), minus_half = hn::Set(d, -0.5);
@@ -172,11 +185,18 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
     best = hn::Max(best, kept);
   }
   const V cutoff = hn::Sub(hn::MaxOfLanes(d, best), hn::Set(d, kNegligibleChord));
-  // Pass 2: the chords that are not negligible.
-  const V scale = hn::Set(d, pair.scale), inverse_radius = hn::Set(d, 1 / pair.radius), one = hn::Set(d, 1.0);
+  // Pass 2: the chords that are not negligible, each to its inner integral's method: the whole
+  // line when both ends are more than interior_from from m1 (at once: no exponential); else
+  // profile_moments' own choice, Gauss-Legendre for a chord narrow for psi (2 w < s_long), and
+  // for the others (with w <= 100 s_long at K = 2) the closed form for m1 within `outside` of
+  // [-w, w], the tails beyond (those three kept for the end); the rest one by one.
+  const V scale = hn::Set(d, pair.scale), inverse_radius = hn::Set(d, 1 / pair.radius);
   const V outside = hn::Mul(hn::Set(d, sparcon::detail::kEndMomentsFrom), s_long);
   const V interior_from = hn::Mul(hn::Set(d, kInteriorFrom), s_long);
-  const V longest = hn::Mul(hn::Set(d, 100.0), s_long), forty_s2 = hn::Mul(hn::Set(d, 40.0), hn::Mul(s_long, s_long));
+  const V longest = hn::Mul(hn::Set(d, 100.0), s_long);
+  scratch.closed.Reset(d, padded);
+  scratch.beyond.Reset(d, padded);
+  scratch.narrow.Reset(d, padded);
   ChordVectorSums sums(d);
   ChordSums scalar;
   for (std::size_t i = 0; i < padded; i += lanes) {
@@ -187,42 +207,47 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
     const V ratio2 = hn::Mul(hn::Mul(w, inverse_radius), hn::Mul(w, inverse_radius));  // (w / R)^2
     const V profile = K == 1 ? ratio2 : hn::Mul(ratio2, ratio2);
     const V weight = hn::Mul(hn::Mul(scale, hn::Mul(w, profile)), hn::Exp(d, hn::Mul(minus_half, hn::Mul(across, across))));
-    // The inner integral's method (see the top of the file): the whole line when both ends are
-    // more than interior_from from m1; else profile_moments' own choice, Gauss-Legendre for a
-    // chord narrow for psi (2 w < s_long), and for the others (with w <= 100 s_long at K = 2)
-    // the closed form for m1 within `outside` of [-w, w], the tails beyond; the rest one by one.
-    const V inverse_w2 = hn::Div(one, hn::Mul(w, w));
     const M interior = hn::And(used, hn::Gt(hn::Sub(w, hn::Abs(m1)), interior_from));
     if (!hn::AllFalse(d, interior)) {
       V m[3];
-      InteriorMoments<K>(d, w, inverse_w2, m1, s_long, m);
+      InteriorMoments<K>(d, w, hn::Div(hn::Set(d, 1.0), hn::Mul(w, w)), m1, s_long, m);
       sums.Add(interior, weight, y, m);
     }
     M wide = hn::AndNot(interior, hn::And(used, hn::Ge(hn::Add(w, w), s_long)));
     if constexpr (K == 2) wide = hn::And(wide, hn::Le(w, longest));
-    const M below = hn::Lt(m1, hn::Sub(hn::Neg(w), outside)), above = hn::Gt(m1, hn::Add(w, outside));
-    const M closed = hn::AndNot(hn::Or(below, above), wide), beyond = hn::And(wide, hn::Or(below, above));
-    if (!hn::AllFalse(d, closed)) {
-      V m[3];
-      ClosedMoments<K, 0>(d, hn::Neg(w), w, inverse_w2, m1, s_long, inverse_long, m);
-      sums.Add(closed, weight, y, m);
-    }
-    if (!hn::AllFalse(d, beyond)) {
-      const V delta = hn::IfThenElse(above, hn::Sub(m1, w), hn::Neg(hn::Add(m1, w)));
-      const M short_lanes = hn::And(beyond, hn::Lt(hn::Mul(hn::Add(w, w), delta), forty_s2));
-      V m[3];
-      BeyondMoments<K, 0>(d, above, short_lanes, delta, s_long, hn::Neg(w), w, w, inverse_w2, m);
-      sums.Add(beyond, weight, y, m);
-    }
+    const M far = hn::Gt(hn::Abs(m1), hn::Add(w, outside));  // m1 beyond the end nearest to it
+    const M closed = hn::AndNot(far, wide), beyond = hn::And(wide, far);
     const M narrow = hn::And(used, hn::Lt(hn::Add(w, w), s_long));
-    if (!hn::AllFalse(d, narrow)) {
-      V m[3];
-      NarrowMoments<K>(d, w, m1, inverse_long, m);
-      sums.Add(narrow, weight, y, m);
-    }
+    if (!hn::AllFalse(d, closed)) scratch.closed.Keep(d, closed, {w, y, weight});
+    if (!hn::AllFalse(d, beyond)) scratch.beyond.Keep(d, beyond, {w, y, weight});
+    if (!hn::AllFalse(d, narrow)) scratch.narrow.Keep(d, narrow, {w, y, weight});
     const M rest = hn::AndNot(hn::Or(hn::Or(interior, closed), hn::Or(beyond, narrow)), used);
     if (!hn::AllFalse(d, rest)) ScalarChords(d, rest, w, y, weight, pair, scalar);
   }
+  // The kept chords; the lanes past the last one are a chord of half width s_long at y = 0, weight 0.
+  const std::array<double, 3> fill = {pair.s_long, 0.0, 0.0};
+  const V one = hn::Set(d, 1.0);
+  scratch.closed.ForEach(d, fill, [&](M lanes, const std::array<V, 3>& chord) {
+    const V w = chord[0];
+    V m[3];
+    ClosedMoments<K, 0>(d, hn::Neg(w), w, hn::Div(one, hn::Mul(w, w)), m1, s_long, inverse_long, m);
+    sums.Add(lanes, chord[2], chord[1], m);
+  });
+  // Every kept chord has m1 beyond the same end (its sign's), delta = |m1| - w from it.
+  const M above = hn::Gt(m1, hn::Zero(d));
+  const V forty_s2 = hn::Mul(hn::Set(d, 40.0), hn::Mul(s_long, s_long));
+  scratch.beyond.ForEach(d, fill, [&](M lanes, const std::array<V, 3>& chord) {
+    const V w = chord[0], delta = hn::Sub(hn::Abs(m1), w);
+    const M short_lanes = hn::And(lanes, hn::Lt(hn::Mul(hn::Add(w, w), delta), forty_s2));
+    V m[3];
+    BeyondMoments<K, 0>(d, above, short_lanes, delta, s_long, hn::Neg(w), w, w, hn::Div(one, hn::Mul(w, w)), m);
+    sums.Add(lanes, chord[2], chord[1], m);
+  });
+  scratch.narrow.ForEach(d, fill, [&](M lanes, const std::array<V, 3>& chord) {
+    V m[3];
+    NarrowMoments<K>(d, chord[0], m1, inverse_long, m);
+    sums.Add(lanes, chord[2], chord[1], m);
+  });
   ChordSums out;
   auto total = [&](V v) { return hn::GetLane(hn::SumOfLanes(d, v)); };
   out.e0 = total(sums.e0) + scalar.e0;

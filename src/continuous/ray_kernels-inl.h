@@ -77,49 +77,28 @@ struct VectorSums {
 // from, and their tail integrals cost the same for one lane as for all of them.
 class FarRays {
  public:
-  // Makes room for `capacity` rays (and a whole compressed vector beyond).
-  void Reset(D d, std::size_t capacity) {
-    count_ = 0;
-    const std::size_t size = capacity + hn::Lanes(d);
-    for (std::vector<double>* v : {&centre_, &s_, &w_, &cos_, &sin_})
-      if (v->size() < size) v->resize(size);
-  }
+  void Reset(D d, std::size_t capacity) { kept_.Reset(d, capacity); }
 
-  HWY_INLINE void Keep(D d, M which, V centre, V s, V w, V c, V sn) {
-    hn::StoreU(CompressLanes(d, centre, which), d, centre_.data() + count_);
-    hn::StoreU(CompressLanes(d, s, which), d, s_.data() + count_);
-    hn::StoreU(CompressLanes(d, w, which), d, w_.data() + count_);
-    hn::StoreU(CompressLanes(d, c, which), d, cos_.data() + count_);
-    hn::StoreU(CompressLanes(d, sn, which), d, sin_.data() + count_);
-    count_ += hn::CountTrue(d, which);
-  }
+  HWY_INLINE void Keep(D d, M which, V centre, V s, V w, V c, V sn) { kept_.Keep(d, which, {centre, s, w, c, sn}); }
 
   // Integrates the kept rays into sums.
   template <int K>
   void AddTo(D d, double radius, VectorSums& sums) const {
-    const V vradius = hn::Set(d, radius), forty = hn::Set(d, 40.0);
-    for (std::size_t i = 0; i < count_; i += hn::Lanes(d)) {
-      const M lanes = hn::FirstN(d, count_ - i);
-      // The lanes past count_ hold whatever an earlier pair left: made harmless (a ray of
-      // centre R + 1000 and width 1, weight 0) before anything is computed from them.
-      const V centre = hn::IfThenElse(lanes, hn::LoadU(d, centre_.data() + i), hn::Set(d, radius + 1000));
-      const V s = hn::IfThenElse(lanes, hn::LoadU(d, s_.data() + i), hn::Set(d, 1.0));
-      const V w = hn::IfThenElseZero(lanes, hn::LoadU(d, w_.data() + i));
-      const V c = hn::IfThenElseZero(lanes, hn::LoadU(d, cos_.data() + i));
-      const V sn = hn::IfThenElseZero(lanes, hn::LoadU(d, sin_.data() + i));
+    const V vradius = hn::Set(d, radius), forty = hn::Set(d, 40.0), inverse_r2 = hn::Set(d, 1 / (radius * radius));
+    // The lanes past the last ray: a ray of centre R + 1000 and width 1, weight 0.
+    kept_.ForEach(d, {radius + 1000, 1.0, 0.0, 0.0, 0.0}, [&](M lanes, const std::array<V, 5>& ray) {
+      const V centre = ray[0], s = ray[1];
       const M above = hn::Gt(centre, vradius);  // every kept centre lies beyond one end
       const V delta = hn::IfThenElse(above, hn::Sub(centre, vradius), hn::Neg(centre));
       const M short_lanes = hn::And(lanes, hn::Lt(hn::Mul(vradius, delta), hn::Mul(forty, hn::Mul(s, s))));
       V m[3];
-      BeyondMoments<K, 1>(d, above, short_lanes, delta, s, hn::Zero(d), vradius, vradius,
-                          hn::Set(d, 1 / (radius * radius)), m);
-      sums.Add(lanes, w, c, sn, m[0], m[1], m[2]);
-    }
+      BeyondMoments<K, 1>(d, above, short_lanes, delta, s, hn::Zero(d), vradius, vradius, inverse_r2, m);
+      sums.Add(lanes, ray[2], ray[3], ray[4], m[0], m[1], m[2]);
+    });
   }
 
  private:
-  std::vector<double> centre_, s_, w_, cos_, sin_;
-  std::size_t count_ = 0;
+  KeptLanes<D, 5> kept_;  // centre, s, w, cos, sin
 };
 
 // Scratch of one thread: a, b and log max of every ray, and the rays beyond [0, R].
