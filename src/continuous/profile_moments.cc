@@ -234,29 +234,21 @@ Moments polynomial_profile(double R, double lo, double hi, double d, double s) {
     }, out);
     return out;
   }
-  // The expansion about d cancels as (distance / s)^(2k+3) outside [lo, hi].
+  // The closed form cancels the more the farther d lies outside [lo, hi].
   if (d < lo - kEndMomentsFrom * s || d > hi + kEndMomentsFrom * s) return end_moments<k>(R, lo, hi, d, s);
   static_assert(k >= 1 && k <= kMaxClosedK);
   constexpr int degree = 3 + 2 * k;  // highest U_m needed
   const double z1 = (lo - d) / s, z2 = (hi - d) / s, f1 = normal_pdf(z1), f2 = normal_pdf(z2);
-  std::array<double, degree + 1> J{};
-  J[0] = normal_mass(z1, z2);
-  J[1] = f1 - f2;
-  double z1_power = 1, z2_power = 1;  // z^(m-1)
+  // U_m = int_lo^hi u^m N(u; d, s^2) du; integrating u^(m-1) (u - d) N by parts,
+  // U_m = d U_(m-1) + (m - 1) s^2 U_(m-2) - s (hi^(m-1) f2 - lo^(m-1) f1).
+  std::array<double, degree + 1> U{};
+  U[0] = normal_mass(z1, z2);
+  U[1] = d * U[0] + s * (f1 - f2);
+  double lo_power = 1, hi_power = 1;  // lo^(m-1), hi^(m-1)
   for (int m = 2; m <= degree; ++m) {
-    z1_power *= z1;
-    z2_power *= z2;
-    J[m] = (m - 1) * J[m - 2] - (z2_power * f2 - z1_power * f1);
-  }
-  // U_m = sum_i binomial(m, i) d^(m-i) s^i J_i, binomials by Pascal's rule.
-  std::array<double, degree + 1> d_power{1}, sj{}, U{}, binomial{};
-  for (int m = 1; m <= degree; ++m) d_power[m] = d_power[m - 1] * d;
-  double s_power = 1;
-  for (int i = 0; i <= degree; ++i, s_power *= s) sj[i] = s_power * J[i];
-  for (int m = 0; m <= degree; ++m) {
-    for (int i = m; i > 0; --i) binomial[i] += binomial[i - 1];
-    binomial[0] = 1;
-    for (int i = 0; i <= m; ++i) U[m] += binomial[i] * d_power[m - i] * sj[i];
+    lo_power *= lo;
+    hi_power *= hi;
+    U[m] = d * U[m - 1] + (m - 1) * s * s * U[m - 2] - s * (hi_power * f2 - lo_power * f1);
   }
   const double q = -1 / (R * R);
   Moments out{};
