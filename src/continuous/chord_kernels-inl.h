@@ -15,7 +15,8 @@
 // chords of a narrow psi) is the whole line's integral, a polynomial in m1, s_long and 1 / w^2
 // (InteriorMoments), taken at once. The others take profile_moments' own three methods: for
 // chords narrow for psi (2 w < s_long) its 16-point Gauss-Legendre rule, else the closed form for
-// a centre within 4 s_long of [-w, w] and the tail integrals from the nearest end beyond that
+// a centre within 4 s_long of [-w, w] (without the far end where that lies more than 10 s_long
+// from m1: OneSidedMoments) and the tail integrals from the nearest end beyond that
 // (profile_moments-inl.h); pass 2 keeps their chords aside, by method, and integrates them at the
 // end, whole vectors of one method at a time. For k = 2, chords longer than 100 s_long (where
 // the closed form would lose digits) are handed to profile_moments one lane at a time. The lane
@@ -153,12 +154,12 @@ HWY_NOINLINE void ScalarChords(D d, M which, V half_width, V y, V weight, const 
 }
 
 // Scratch of one thread: the log of psi's largest value on every chord, and the chords of the
-// three costlier methods (their w, y and weight), kept aside during pass 2 and integrated whole
+// costlier methods (their w, y and weight), kept aside during pass 2 and integrated whole
 // vectors at a time at the end: the methods change along the half circle, so vectors mix them,
 // and each costs as much for one lane as for four.
 struct ChordScratch {
   std::vector<double> log_max;
-  KeptLanes<D, 3> closed, beyond, narrow;
+  KeptLanes<D, 3> closed, one_sided, beyond, narrow;
 };
 
 template <int K>
@@ -195,6 +196,7 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
   const V interior_from = hn::Mul(hn::Set(d, kInteriorFrom), s_long);
   const V longest = hn::Mul(hn::Set(d, 100.0), s_long);
   scratch.closed.Reset(d, padded);
+  scratch.one_sided.Reset(d, padded);
   scratch.beyond.Reset(d, padded);
   scratch.narrow.Reset(d, padded);
   ChordVectorSums sums(d);
@@ -217,8 +219,12 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
     if constexpr (K == 2) wide = hn::And(wide, hn::Le(w, longest));
     const M far = hn::Gt(hn::Abs(m1), hn::Add(w, outside));  // m1 beyond the end nearest to it
     const M closed = hn::AndNot(far, wide), beyond = hn::And(wide, far);
+    // The end away from m1 more than interior_from from it: the closed form without that end.
+    const M one_sided = hn::And(closed, hn::Gt(hn::Add(w, hn::Abs(m1)), interior_from));
     const M narrow = hn::And(used, hn::Lt(hn::Add(w, w), s_long));
-    if (!hn::AllFalse(d, closed)) scratch.closed.Keep(d, closed, {w, y, weight});
+    const M two_sided = hn::AndNot(one_sided, closed);
+    if (!hn::AllFalse(d, two_sided)) scratch.closed.Keep(d, two_sided, {w, y, weight});
+    if (!hn::AllFalse(d, one_sided)) scratch.one_sided.Keep(d, one_sided, {w, y, weight});
     if (!hn::AllFalse(d, beyond)) scratch.beyond.Keep(d, beyond, {w, y, weight});
     if (!hn::AllFalse(d, narrow)) scratch.narrow.Keep(d, narrow, {w, y, weight});
     const M rest = hn::AndNot(hn::Or(hn::Or(interior, closed), hn::Or(beyond, narrow)), used);
@@ -233,8 +239,15 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
     ClosedMoments<K, 0>(d, hn::Neg(w), w, hn::Div(one, hn::Mul(w, w)), m1, s_long, inverse_long, m);
     sums.Add(lanes, chord[2], chord[1], m);
   });
+  const M near_is_hi = hn::Gt(m1, hn::Zero(d));  // the end nearer to m1: +w for m1 > 0
+  scratch.one_sided.ForEach(d, fill, [&](M lanes, const std::array<V, 3>& chord) {
+    const V w = chord[0];
+    V m[3];
+    OneSidedMoments<K, 0>(d, near_is_hi, hn::Neg(w), w, hn::Div(one, hn::Mul(w, w)), m1, s_long, inverse_long, m);
+    sums.Add(lanes, chord[2], chord[1], m);
+  });
   // Every kept chord has m1 beyond the same end (its sign's), delta = |m1| - w from it.
-  const M above = hn::Gt(m1, hn::Zero(d));
+  const M above = near_is_hi;
   const V forty_s2 = hn::Mul(hn::Set(d, 40.0), hn::Mul(s_long, s_long));
   scratch.beyond.ForEach(d, fill, [&](M lanes, const std::array<V, 3>& chord) {
     const V w = chord[0], delta = hn::Sub(hn::Abs(m1), w);

@@ -62,31 +62,22 @@ HWY_INLINE V NormalPdf(D d, V z) {
                  hn::Set(d, 0.3989422804014327));  // 1 / sqrt(2 pi)
 }
 
-// 1 - Phi(|z|) from f = phi(z) (see the top of the file), for two vectors at once: the even and
-// odd parts of G in y^2 for each, four independent multiply-add chains instead of one of 24.
-HWY_INLINE void NormalTails(D d, V z1, V f1, V z2, V f2, V& tail1, V& tail2) {
-  const V x1 = hn::Mul(hn::Abs(z1), hn::Set(d, 0.7071067811865476));
-  const V x2 = hn::Mul(hn::Abs(z2), hn::Set(d, 0.7071067811865476));
-  const V t1 = hn::Div(hn::Set(d, 2.0), hn::Add(hn::Set(d, 2.0), x1));
-  const V t2 = hn::Div(hn::Set(d, 2.0), hn::Add(hn::Set(d, 2.0), x2));
+// 1 - Phi(|z|) from f = phi(z) (see the top of the file): the even and odd parts of G in y^2,
+// two independent multiply-add chains instead of one of 24.
+HWY_INLINE V NormalTail(D d, V z, V f) {
+  const V x = hn::Mul(hn::Abs(z), hn::Set(d, 0.7071067811865476));
+  const V t = hn::Div(hn::Set(d, 2.0), hn::Add(hn::Set(d, 2.0), x));
   // y = (2 t - 1.06) / 0.94 maps [0.06, 1] to [-1, 1].
-  const V y1 = hn::MulAdd(t1, hn::Set(d, 2.0 / 0.94), hn::Set(d, -1.06 / 0.94));
-  const V y2 = hn::MulAdd(t2, hn::Set(d, 2.0 / 0.94), hn::Set(d, -1.06 / 0.94));
-  const V w1 = hn::Mul(y1, y1), w2 = hn::Mul(y2, y2);
+  const V y = hn::MulAdd(t, hn::Set(d, 2.0 / 0.94), hn::Set(d, -1.06 / 0.94));
+  const V y2 = hn::Mul(y, y);
   constexpr std::size_t kLast = kErfcxSeries.size() - 1;  // 24, even
-  V even1 = hn::Set(d, kErfcxSeries[kLast]), even2 = even1;
-  V odd1 = hn::Set(d, kErfcxSeries[kLast - 1]), odd2 = odd1;
+  V even = hn::Set(d, kErfcxSeries[kLast]), odd = hn::Set(d, kErfcxSeries[kLast - 1]);
   for (std::size_t j = kLast - 2; j >= 2; j -= 2) {
-    even1 = hn::MulAdd(even1, w1, hn::Set(d, kErfcxSeries[j]));
-    even2 = hn::MulAdd(even2, w2, hn::Set(d, kErfcxSeries[j]));
-    odd1 = hn::MulAdd(odd1, w1, hn::Set(d, kErfcxSeries[j - 1]));
-    odd2 = hn::MulAdd(odd2, w2, hn::Set(d, kErfcxSeries[j - 1]));
+    even = hn::MulAdd(even, y2, hn::Set(d, kErfcxSeries[j]));
+    odd = hn::MulAdd(odd, y2, hn::Set(d, kErfcxSeries[j - 1]));
   }
-  const V zeroth = hn::Set(d, kErfcxSeries[0]), root_half_pi = hn::Set(d, 1.2533141373155003);  // sqrt(pi/2)
-  const V g1 = hn::MulAdd(odd1, y1, hn::MulAdd(even1, w1, zeroth));
-  const V g2 = hn::MulAdd(odd2, y2, hn::MulAdd(even2, w2, zeroth));
-  tail1 = hn::Mul(hn::Mul(f1, root_half_pi), hn::Mul(t1, g1));
-  tail2 = hn::Mul(hn::Mul(f2, root_half_pi), hn::Mul(t2, g2));
+  const V g = hn::MulAdd(odd, y, hn::MulAdd(even, y2, hn::Set(d, kErfcxSeries[0])));
+  return hn::Mul(hn::Mul(f, hn::Set(d, 1.2533141373155003)), hn::Mul(t, g));  // sqrt(pi/2)
 }
 
 // P_First..P_First+2 of (1 - u^2/R^2)^K u^m against N(u; centre, s^2) on [lo, hi]
@@ -100,13 +91,13 @@ HWY_INLINE void NormalTails(D d, V z1, V f1, V z2, V f2, V& tail1, V& tail2) {
 // in u. Expanding U_m = sum_i binomial(m, i) centre^(m-i) s^i J_i instead, as this did before,
 // costs m + 1 terms a step, and on the kernels' tests (simd_targets_test.cc) it was 2-30 times
 // further off where the centre lies a few s beyond [lo, hi] and the closed form cancels.)
+//
+// MomentsFromEnds takes phi and the tails 1 - Phi(|z|) at both ends; an end given f = t = 0 and a
+// z of its side's sign is left out, as if it lay at infinity (OneSidedMoments).
 template <int K, int First>
-HWY_INLINE void ClosedMoments(D d, V lo, V hi, V inverse_r2, V centre, V s, V inverse_s, V (&out)[3]) {
+HWY_INLINE void MomentsFromEnds(D d, V lo, V hi, V inverse_r2, V centre, V s, V z1, V f1, V t1, V z2, V f2, V t2,
+                                V (&out)[3]) {
   constexpr int kDegree = First + 2 + 2 * K;  // the highest U_m needed
-  const V z1 = hn::Mul(hn::Sub(lo, centre), inverse_s), z2 = hn::Mul(hn::Sub(hi, centre), inverse_s);
-  const V f1 = NormalPdf(d, z1), f2 = NormalPdf(d, z2);
-  V t1, t2;
-  NormalTails(d, z1, f1, z2, f2, t1, t2);
   // Phi(z2) - Phi(z1) from the tails, so that it keeps its relative accuracy.
   const V both_above = hn::Sub(t1, t2), both_below = hn::Sub(t2, t1);
   const V across = hn::Sub(hn::Sub(hn::Set(d, 1.0), t1), t2);
@@ -130,6 +121,30 @@ HWY_INLINE void ClosedMoments(D d, V lo, V hi, V inverse_r2, V centre, V s, V in
       out[m - First] = hn::Add(hn::MulAdd(hn::Add(q, q), U[m + 2], U[m]), hn::Mul(hn::Mul(q, q), U[m + 4]));
     }
   }
+}
+
+template <int K, int First>
+HWY_INLINE void ClosedMoments(D d, V lo, V hi, V inverse_r2, V centre, V s, V inverse_s, V (&out)[3]) {
+  const V z1 = hn::Mul(hn::Sub(lo, centre), inverse_s), z2 = hn::Mul(hn::Sub(hi, centre), inverse_s);
+  const V f1 = NormalPdf(d, z1), f2 = NormalPdf(d, z2);
+  const V t1 = NormalTail(d, z1, f1), t2 = NormalTail(d, z2, f2);
+  MomentsFromEnds<K, First>(d, lo, hi, inverse_r2, centre, s, z1, f1, t1, z2, f2, t2, out);
+}
+
+// The closed form on lanes whose far end (lo where near_is_hi, else hi) lies more than 10 s
+// from the centre, on the interval's side: that end is left out (MomentsFromEnds), one
+// exponential and one tail instead of two. What it leaves out, the integral beyond that end of
+// the profile continued as its polynomial, is below e^-42 of the interval's integral (whose
+// centre lies at most kEndMomentsFrom s beyond the near end).
+template <int K, int First>
+HWY_INLINE void OneSidedMoments(D d, M near_is_hi, V lo, V hi, V inverse_r2, V centre, V s, V inverse_s, V (&out)[3]) {
+  const V z = hn::Mul(hn::Sub(hn::IfThenElse(near_is_hi, hi, lo), centre), inverse_s);
+  const V f = NormalPdf(d, z), t = NormalTail(d, z, f), zero = hn::Zero(d);
+  const V below = hn::Set(d, -1.0), above = hn::Set(d, 1.0);  // the far end's side
+  MomentsFromEnds<K, First>(d, lo, hi, inverse_r2, centre, s, hn::IfThenElse(near_is_hi, below, z),
+                            hn::IfThenElse(near_is_hi, zero, f), hn::IfThenElse(near_is_hi, zero, t),
+                            hn::IfThenElse(near_is_hi, z, above), hn::IfThenElse(near_is_hi, f, zero),
+                            hn::IfThenElse(near_is_hi, t, zero), out);
 }
 
 // K_0..K_J(w) lane by lane: tail_integrals.h's tail_integrals<J>(w), the same steps.
