@@ -190,7 +190,7 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
   // line when both ends are more than interior_from from m1 (at once: no exponential); else
   // profile_moments' own choice, Gauss-Legendre for a chord narrow for psi (2 w < s_long), and
   // for the others (with w <= 100 s_long at K = 2) the closed form for m1 within `outside` of
-  // [-w, w], the tails beyond (those three kept for the end); the rest one by one.
+  // [-w, w], the tails beyond (all kept aside for the end); the rest one by one.
   const V scale = hn::Set(d, pair.scale), inverse_radius = hn::Set(d, 1 / pair.radius);
   const V outside = hn::Mul(hn::Set(d, sparcon::detail::kEndMomentsFrom), s_long);
   const V interior_from = hn::Mul(hn::Set(d, kInteriorFrom), s_long);
