@@ -142,10 +142,14 @@ def bench_main(doc, name, run, report, add_arguments=None):
         add_arguments(p)
     p.add_argument("--min-time", type=float, default=0.1, help="seconds per repetition")
     p.add_argument("--filter", default="", help="--benchmark_filter regex")
-    p.add_argument("--json-out", default=os.path.join(ROOT, f"build/release/{name}.json"))
+    p.add_argument("--json-out", help="where the benchmark's JSON goes (default: <name>.json in "
+                   "the build folder holding --binary)")
     p.add_argument("--from-json", help="analyse this saved JSON instead of running")
     p.add_argument("--markdown", help="also write the Markdown report here")
     args = p.parse_args()
+    if args.json_out is None:  # bench/<name> lies in the build folder's bench/
+        args.json_out = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.binary))),
+                                     f"{name}.json")
     if args.from_json:
         with open(args.from_json) as f:
             result = json.load(f)

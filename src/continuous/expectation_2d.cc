@@ -58,6 +58,7 @@
 #include "continuous/checks.h"
 #include "continuous/chord_kernels.h"
 #include "continuous/matrix2.h"
+#include "continuous/pair_frames.h"
 #include "continuous/ray_kernels.h"
 #include "parallel_rows.h"
 #include "sparcon/continuous.h"
@@ -78,22 +79,43 @@ struct Integrals2D {
 struct Basis2D {
   Eigen::Vector2d center;
   Eigen::Matrix2d width, precision;
-  double norm;            // 1 / (2 pi sqrt(det S))
-  double min_precision;   // the smaller eigenvalue of S^-1
+  double norm;  // 1 / (2 pi sqrt(det S))
 };
 
+// The basis of a call, as Basis2D and as the arrays of simd::pair_frames (padded to a multiple of
+// 64 entries with S = I at the origin).
+struct PreparedBasis {
+  std::vector<Basis2D> functions;
+  std::vector<double> c0, c1, p00, p01, p11, det_p;
+
+  simd::BasisArrays arrays() const {
+    return {c0.data(), c1.data(), p00.data(), p01.data(), p11.data(), det_p.data(), functions.size()};
+  }
+};
+
+constexpr std::size_t padded_to_64(std::size_t n) { return (n + 63) / 64 * 64; }
+
 template <class T>
-std::vector<Basis2D> prepare(const GaussianBasis2D<T>& basis) {
-  std::vector<Basis2D> out(basis.size());
+PreparedBasis prepare(const GaussianBasis2D<T>& basis) {
+  PreparedBasis out;
+  out.functions.resize(basis.size());
+  const std::size_t padded = padded_to_64(basis.size());
+  for (auto* v : {&out.c0, &out.c1, &out.p01}) v->assign(padded, 0.0);
+  for (auto* v : {&out.p00, &out.p11, &out.det_p}) v->assign(padded, 1.0);
   for (std::size_t j = 0; j < basis.size(); ++j) {
-    Basis2D& b = out[j];
+    Basis2D& b = out.functions[j];
     b.center = {basis.centers[2 * j], basis.centers[2 * j + 1]};
     b.width = to_matrix(std::array<T, 4>{basis.widths[4 * j], basis.widths[4 * j + 1],
                                          basis.widths[4 * j + 2], basis.widths[4 * j + 3]});
     b.width = symmetrised(b.width);
     b.precision = b.width.inverse();
     b.norm = 1 / (2 * kPi * std::sqrt(b.width.determinant()));
-    b.min_precision = smallest_eigenvalue(b.precision);
+    out.c0[j] = b.center[0];
+    out.c1[j] = b.center[1];
+    out.p00[j] = b.precision(0, 0);
+    out.p01[j] = 0.5 * (b.precision(0, 1) + b.precision(1, 0));
+    out.p11[j] = b.precision(1, 1);
+    out.det_p[j] = 1 / b.width.determinant();
   }
   return out;
 }
@@ -101,7 +123,6 @@ std::vector<Basis2D> prepare(const GaussianBasis2D<T>& basis) {
 // What every pair of one density needs.
 struct Density2DParts {
   double alpha, k, gamma, coefficient, rho_max, sqrt_det;
-  double reach;  // the largest |t - mu| on the support, rho_max sqrt(largest eigenvalue of Sigma)
   Eigen::Vector2d mu;
   Eigen::Matrix2d sigma, inverse, root, root_inverse;
 };
@@ -121,7 +142,6 @@ Density2DParts parts(double alpha, const Density2D<T>& density) {
     p.coefficient = std::pow(0.5 * (alpha - 1) * p.rho_max * p.rho_max, p.k);  // ((alpha-1)(-tau))^k
     p.root = spd_sqrt(p.sigma);
     p.root_inverse = p.root.inverse();
-    p.reach = p.rho_max * std::sqrt(largest_eigenvalue(p.sigma));
   }
   return p;
 }
@@ -220,29 +240,12 @@ Integrals2D beta_gaussian_rays(const Density2DParts& p, const Basis2D& psi) {
 // One pair in whitened coordinates rotated to the principal axes of psi's width there: with
 // (x, y) = frame^T Sigma^(-1/2) (t - mu), psi is a Gaussian of centre m = frame^T Sigma^(-1/2) d
 // and covariance diag(s_long^2, s_short^2) (s_long >= s_short), and the support is the disk
-// x^2 + y^2 <= rho_max^2.
+// x^2 + y^2 <= rho_max^2 (simd::pair_frames computes it for every basis function of a density).
 struct WhitenedPsi {
   Eigen::Matrix2d frame;  // columns: the long axis, the short axis
   Eigen::Vector2d m;
   double s_long, s_short;
 };
-
-WhitenedPsi whitened(const Density2DParts& p, const Basis2D& psi) {
-  const Eigen::Matrix2d a = p.root * psi.precision * p.root;  // C^-1
-  // Its principal axes: (cos phi, sin phi) and (-sin phi, cos phi), tan 2 phi = 2 a01 / (a00 - a11).
-  const double a01 = 0.5 * (a(0, 1) + a(1, 0)), phi = 0.5 * std::atan2(2 * a01, a(0, 0) - a(1, 1));
-  WhitenedPsi out;
-  out.frame << std::cos(phi), -std::sin(phi), std::sin(phi), std::cos(phi);
-  double first = out.frame.col(0).dot(a * out.frame.col(0)), second = out.frame.col(1).dot(a * out.frame.col(1));
-  if (first > second) {  // the long axis (the smaller eigenvalue of C^-1) first
-    out.frame.col(0).swap(out.frame.col(1));
-    std::swap(first, second);
-  }
-  out.m = out.frame.transpose() * (p.root_inverse * (psi.center - p.mu));
-  out.s_long = 1 / std::sqrt(first);
-  out.s_short = 1 / std::sqrt(second);
-  return out;
-}
 
 // alpha = 2 and 1.5 (k = 1, 2): the same integrals over chords of the disk instead of rays. In
 // whitened coordinates u = Sigma^(-1/2) (t - mu) rotated to the principal axes of psi's whitened
@@ -306,71 +309,67 @@ void check_inputs(const char* fn, T alpha, std::span<const T> mu, std::span<cons
 // Pairs whose r is provably below this fraction of the row's largest r are not integrated.
 constexpr double kNegligible = 1e-17;
 
-// An upper bound of r = E_p[psi] <= max of psi over the support: with g = |c - mu| - reach
-// the Euclidean gap between the centre and the support, psi <= norm exp(-min_precision g^2 / 2).
-// Cheap (no whitening); it orders the pairs.
-double bound_of_r(const Density2DParts& p, const Basis2D& psi) {
-  const double gap = std::max(0.0, (psi.center - p.mu).norm() - p.reach);
-  return psi.norm * std::exp(-0.5 * psi.min_precision * gap * gap);
-}
+// Scratch of one thread: the frames of a density's pairs and their order.
+struct PairScratch {
+  std::vector<double> cos, sin, m1, m2, s_long, s_short, log_bound;
+  std::vector<std::pair<double, std::size_t>> order;
+  std::vector<Integrals2D> row;
 
-// A tighter upper bound of log r, in the coordinates of WhitenedPsi, where r = E[p] with (x, y)
-// drawn from psi and p = C (1 - (x^2 + y^2) / R^2)_+^k. For a unit vector n, the half-plane
-// n.(x, y) <= R holds the disk, and on the disk, with delta = R - n.(x, y) >= 0,
-// 1 - |(x, y)|^2 / R^2 <= (R - n.(x, y)) (R + n.(x, y)) / R^2 <= 2 delta / R, so
-// p <= C min(1, 2 delta / R)^k. n.(x, y) is normal with mean n.m and standard deviation
-// s_n = |diag(s_long, s_short) n|; with a = (n.m - R) / s_n > 0 and v = delta / s_n, normal of
-// mean -a, whose density phi(v + a) <= phi(a) exp(-a v) for v >= 0:
-//   r <= C phi(a) min(1 / a, Gamma(k + 1) (2 s_n / R)^k / a^(k + 1)).
-// Any n gives a bound; the best is the direction of the point of the disk nearest to m for
-// psi's metric, x_i = m_i g_i, g_i = 1 / (1 + lambda s_i^2), with lambda >= 0 the root of
-// |x|^2 = R^2. Two steps of Newton's method from lambda = 0 (|x|^2 is convex and decreasing in
-// lambda, so they rise towards the root) come close enough: on issue 15's benchmark (the paper's
-// basis) the pairs this and the cut leave are 3936 of 6400 (n = m / |m| alone: 4022; the root:
-// 3924), where bound_of_r alone left 4930 and 3902 have r above the cut. log C when m is inside
-// the disk. log_gamma is lgamma(k + 1).
-double log_bound_of_r(const Density2DParts& p, const WhitenedPsi& w, double log_gamma) {
-  const double radius2 = p.rho_max * p.rho_max, log_c = std::log(p.coefficient);
-  const double m1 = w.m[0], m2 = w.m[1], c1 = w.s_long * w.s_long, c2 = w.s_short * w.s_short;
-  if (m1 * m1 + m2 * m2 <= radius2) return log_c;
-  double lambda = 0, g1 = 1, g2 = 1, x1 = m1, x2 = m2;
-  for (int step = 0; step < 2; ++step) {
-    const double excess = x1 * x1 + x2 * x2 - radius2, slope = -2 * (c1 * x1 * x1 * g1 + c2 * x2 * x2 * g2);
-    if (!(excess > 0)) break;
-    lambda -= excess / slope;
-    g1 = 1 / (1 + lambda * c1);
-    g2 = 1 / (1 + lambda * c2);
-    x1 = m1 * g1;
-    x2 = m2 * g2;
+  simd::PairFrames frames(std::size_t n) {
+    const std::size_t padded = padded_to_64(n);
+    for (auto* v : {&cos, &sin, &m1, &m2, &s_long, &s_short, &log_bound})
+      if (v->size() < padded) v->resize(padded);
+    return {cos.data(), sin.data(), m1.data(), m2.data(), s_long.data(), s_short.data(), log_bound.data()};
   }
-  const double inverse = 1 / std::sqrt(x1 * x1 + x2 * x2), n1 = x1 * inverse, n2 = x2 * inverse;
-  const double s_n = std::sqrt(n1 * n1 * c1 + n2 * n2 * c2), a = (n1 * m1 + n2 * m2 - p.rho_max) / s_n;
-  if (!(a > 0)) return log_c;
-  const double log_a = std::log(a), log_phi = -0.5 * a * a - 0.9189385332046727;  // log sqrt(2 pi)
-  const double profile = log_gamma + p.k * (std::log(2 * s_n / p.rho_max) - log_a);
-  return log_c + log_phi - log_a + std::min(0.0, profile);
-}
+};
 
-// The integrals of every pair of one density at alpha > 1, into row (N entries). The pairs are
-// integrated by decreasing bound_of_r; once a bound falls below kNegligible of the largest r
-// found so far, that pair and all after it get r = 0 and zero gradients, and so does a pair
-// whose log_bound_of_r is below it: their true r is below 1e-17 of the row's largest (the
-// suites hold r to 1e-10 of it), their gradients below |S^-1| (|d| + reach) times that.
-void sparse_pairs(const Density2DParts& p, const std::vector<Basis2D>& functions,
-                  std::vector<std::pair<double, std::size_t>>& order, std::vector<Integrals2D>& row) {
+// The integrals of every pair of one density at alpha > 1, into scratch.row (N entries). The
+// pairs are integrated by decreasing upper bound of log r (simd::pair_frames); once a bound falls
+// below kNegligible of the largest r found so far, that pair and all after it get r = 0 and zero
+// gradients: their true r is below 1e-17 of the row's largest (the suites hold r to 1e-10 of
+// it), their gradients below |S^-1| (|d| + the support's reach) times that.
+void sparse_pairs(const Density2DParts& p, const PreparedBasis& basis, PairScratch& scratch) {
+  const std::size_t n = basis.functions.size();
+  simd::DensityFrame density;
+  density.mu0 = p.mu[0];
+  density.mu1 = p.mu[1];
+  density.root00 = p.root(0, 0);
+  density.root01 = 0.5 * (p.root(0, 1) + p.root(1, 0));
+  density.root11 = p.root(1, 1);
+  density.inverse00 = p.root_inverse(0, 0);
+  density.inverse01 = 0.5 * (p.root_inverse(0, 1) + p.root_inverse(1, 0));
+  density.inverse11 = p.root_inverse(1, 1);
+  density.det_sigma = p.sigma.determinant();
+  density.radius = p.rho_max;
+  density.k = p.k;
+  density.log_coefficient = std::log(p.coefficient);
+  density.log_gamma = std::lgamma(p.k + 1);
+  simd::pair_frames(density, basis.arrays(), scratch.frames(n));
+  auto& order = scratch.order;
   order.clear();
-  for (std::size_t j = 0; j < functions.size(); ++j) order.emplace_back(bound_of_r(p, functions[j]), j);
-  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-  row.assign(functions.size(), Integrals2D{});
-  const double log_gamma = std::lgamma(p.k + 1);
-  double largest = 0, log_cut = -std::numeric_limits<double>::infinity();
-  for (const auto& [bound, j] : order) {
-    if (bound < kNegligible * largest) break;  // and so is every later bound
-    const WhitenedPsi w = whitened(p, functions[j]);
-    if (log_bound_of_r(p, w, log_gamma) < log_cut) continue;
-    row[j] = p.k == 1 || p.k == 2 ? beta_gaussian_chords(p, functions[j], w) : beta_gaussian_rays(p, functions[j]);
-    if (row[j].r > largest) {
-      largest = row[j].r;
+  for (std::size_t j = 0; j < n; ++j) order.emplace_back(scratch.log_bound[j], j);
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    return x.first > y.first || (x.first == y.first && x.second < y.second);
+  });
+  scratch.row.assign(n, Integrals2D{});
+  double log_cut = -std::numeric_limits<double>::infinity(), largest = 0;
+  for (const auto& [log_bound, j] : order) {
+    if (log_bound < log_cut) break;  // and so is every later bound
+    const Basis2D& psi = basis.functions[j];
+    Integrals2D& out = scratch.row[j];
+    if (p.k == 1 || p.k == 2) {
+      WhitenedPsi w;
+      const double c = scratch.cos[j], s = scratch.sin[j];
+      w.frame << -s, c, c, s;
+      w.m = {scratch.m1[j], scratch.m2[j]};
+      w.s_long = scratch.s_long[j];
+      w.s_short = scratch.s_short[j];
+      out = beta_gaussian_chords(p, psi, w);
+    } else {
+      out = beta_gaussian_rays(p, psi);
+    }
+    if (out.r > largest) {
+      largest = out.r;
       log_cut = std::log(kNegligible * largest);
     }
   }
@@ -381,11 +380,11 @@ void sparse_pairs(const Density2DParts& p, const std::vector<Basis2D>& functions
 template <class T, class Visit>
 void for_each_pair(T alpha, std::span<const T> mu, std::span<const T> sigma,
                    const GaussianBasis2D<T>& basis, Threads threads, const Visit& visit) {
-  const std::vector<Basis2D> functions = prepare(basis);
+  const PreparedBasis prepared = prepare(basis);
+  const std::vector<Basis2D>& functions = prepared.functions;
   const std::size_t batch = mu.size() / 2;
   parallel_rows(example_rows(batch, basis.size()), threads, [&](std::size_t begin, std::size_t end) {
-    std::vector<std::pair<double, std::size_t>> order;
-    std::vector<Integrals2D> row;
+    PairScratch scratch;
     for (std::size_t b = begin; b < end; ++b) {
       const Eigen::Matrix2d s = symmetric_positive_definite("expectation_2d", "sigma", sigma.data() + 4 * b);
       const Density2D<double> density(alpha, {mu[2 * b], mu[2 * b + 1]}, to_array<double>(s));
@@ -394,8 +393,8 @@ void for_each_pair(T alpha, std::span<const T> mu, std::span<const T> sigma,
         for (std::size_t j = 0; j < functions.size(); ++j) visit(b, j, gaussian(p, functions[j]));
         continue;
       }
-      sparse_pairs(p, functions, order, row);
-      for (std::size_t j = 0; j < functions.size(); ++j) visit(b, j, row[j]);
+      sparse_pairs(p, prepared, scratch);
+      for (std::size_t j = 0; j < functions.size(); ++j) visit(b, j, scratch.row[j]);
     }
   });
 }

@@ -23,6 +23,7 @@
 #include "attention_reference_2d.h"
 #include "continuous_reference.h"
 #include "continuous/chord_kernels.h"
+#include "continuous/pair_frames.h"
 #include "continuous/ray_kernels.h"
 #include "continuous/value_kernels.h"
 #include "continuous_cases.h"
@@ -41,8 +42,10 @@ std::int64_t select_target(std::int64_t target) {
   sparcon::simd::detail::reselect_kernels();
   const std::int64_t ray_target = sparcon::simd::detail::reselect_ray_kernels();
   const std::int64_t chord_target = sparcon::simd::detail::reselect_chord_kernels();
+  const std::int64_t frames_target = sparcon::simd::detail::reselect_pair_frames();
   const std::int64_t value_target = sparcon::simd::detail::reselect_value_kernels();
-  return ray_target == value_target && chord_target == value_target ? value_target : -1;
+  return ray_target == value_target && chord_target == value_target && frames_target == value_target ? value_target
+                                                                                                      : -1;
 }
 
 class ValueKernels : public ::testing::TestWithParam<std::int64_t> {
@@ -402,6 +405,140 @@ TEST_P(ValueKernels, ChordSumsMatchTheRuleChordByChord) {
               << "k " << k << " R " << g.radius << " centre (" << g.m1 << ", " << g.m2 << ") half " << half
               << " sum " << t << ": got " << have[t] << " want " << static_cast<double>(want[t]);
       }
+    }
+  }
+}
+
+/// The frames and bounds of a density's pairs (continuous/pair_frames.h) on this target, for 13
+/// basis functions (a tail on every target) of 1:1 to 1e4:1 anisotropy at angles 0, 90 degrees
+/// and between, around a rotated 5:1 density: the frame diagonalises A = Sigma^(1/2) P
+/// Sigma^(1/2) (long double) into the widths' squares to 1e-13 of its largest eigenvalue, the
+/// widths match A's eigenvalues (smaller one as det / larger, long double) to 1e-14, m is
+/// frame^T Sigma^(-1/2) (c - mu); the bound matches its formula (pair_frames-inl.h) written out in
+/// long double to 1e-12 and lies above log r, r by nested long-double quadrature over the disk.
+TEST_P(ValueKernels, PairFramesDiagonaliseAndBound) {
+  using cref::LD;
+  const LD pi = cref::kPi;
+  // Sigma^(1/2) = Q diag(2, 0.4) Q^T at 0.6 rad, its inverse, mu = (0.3, -0.2), R = 1.7
+  const LD q_angle = 0.6L, cq = std::cos(q_angle), sq = std::sin(q_angle);
+  auto rotated = [](LD c, LD s, LD l0, LD l1) {
+    return std::array<LD, 3>{c * c * l0 + s * s * l1, c * s * (l0 - l1), s * s * l0 + c * c * l1};
+  };
+  const std::array<LD, 3> root = rotated(cq, sq, 2, 0.4L), inverse = rotated(cq, sq, 1 / 2.0L, 1 / 0.4L);
+  sparcon::simd::DensityFrame density;
+  density.mu0 = 0.3;
+  density.mu1 = -0.2;
+  density.root00 = static_cast<double>(root[0]);
+  density.root01 = static_cast<double>(root[1]);
+  density.root11 = static_cast<double>(root[2]);
+  density.inverse00 = static_cast<double>(inverse[0]);
+  density.inverse01 = static_cast<double>(inverse[1]);
+  density.inverse11 = static_cast<double>(inverse[2]);
+  const LD root_det = LD(density.root00) * density.root11 - LD(density.root01) * density.root01;
+  density.det_sigma = static_cast<double>(root_det * root_det);
+  density.radius = 1.7;
+  for (const double k : {1.0, 2.0, 4.0}) {
+    density.k = k;
+    density.log_coefficient = -0.3;
+    density.log_gamma = std::lgamma(k + 1);
+    // basis functions: widths (sd along, sd across, angle), centres from mu's neighbourhood out
+    struct Psi {
+      double sd0, sd1, angle, c0, c1;
+    };
+    const std::vector<Psi> psis{
+        {0.3, 0.3, 0.0, 0.3, -0.2},     {0.3, 0.3, 0.0, 4.0, 1.0},     {0.5, 0.1, 0.0, -3.0, 2.0},
+        {0.5, 0.1, 1.5707963267948966, 2.0, 2.0},   {0.5, 0.1, 0.3, 1.0, -5.0},    {1.0, 0.01, -1.1, 0.5, 0.4},
+        {2.0, 0.02, 2.0, -6.0, -6.0},   {0.05, 0.05, 0.0, 3.5, 0.0},   {0.2, 0.1, 1.0, 9.0, 3.0},
+        {0.8, 0.4, -0.4, -1.0, -2.5},   {0.1, 0.2, 0.0, 0.0, 2.4},     {0.3, 0.05, 0.7, 20.0, -15.0},
+        {0.6, 0.6, 0.0, -2.6, 0.1}};
+    const std::size_t n = psis.size();
+    std::vector<double> c0(64, 0.0), c1(64, 0.0), p00(64, 1.0), p01(64, 0.0), p11(64, 1.0), det_p(64, 1.0);
+    std::vector<std::array<LD, 3>> precision(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const Psi& f = psis[j];
+      precision[j] = rotated(std::cos(LD(f.angle)), std::sin(LD(f.angle)), 1 / (LD(f.sd0) * f.sd0),
+                             1 / (LD(f.sd1) * f.sd1));
+      c0[j] = f.c0;
+      c1[j] = f.c1;
+      p00[j] = static_cast<double>(precision[j][0]);
+      p01[j] = static_cast<double>(precision[j][1]);
+      p11[j] = static_cast<double>(precision[j][2]);
+      precision[j] = {LD(p00[j]), LD(p01[j]), LD(p11[j])};  // what the kernel sees
+      det_p[j] = static_cast<double>(precision[j][0] * precision[j][2] - precision[j][1] * precision[j][1]);
+    }
+    std::vector<double> out[7];
+    for (auto& v : out) v.assign(64, -7.0);
+    sparcon::simd::pair_frames(density, {c0.data(), c1.data(), p00.data(), p01.data(), p11.data(), det_p.data(), n},
+                               {out[0].data(), out[1].data(), out[2].data(), out[3].data(), out[4].data(),
+                                out[5].data(), out[6].data()});
+    for (std::size_t j = 0; j < n; ++j) {
+      const LD c = out[0][j], s = out[1][j], m1 = out[2][j], m2 = out[3][j], s_long = out[4][j], s_short = out[5][j];
+      SCOPED_TRACE("k " + std::to_string(k) + " basis function " + std::to_string(j));
+      // A = root P root
+      const LD r00 = density.root00, r01 = density.root01, r11 = density.root11;
+      const LD q00 = precision[j][0], q01 = precision[j][1], q11 = precision[j][2];
+      const LD t00 = q00 * r00 + q01 * r01, t01 = q00 * r01 + q01 * r11, t10 = q01 * r00 + q11 * r01,
+               t11 = q01 * r01 + q11 * r11;
+      const LD a00 = r00 * t00 + r01 * t10, a01 = r00 * t01 + r01 * t11, a11 = r01 * t01 + r11 * t11;
+      const LD large = (a00 + a11) / 2 + std::hypot((a00 - a11) / 2, a01), small = (a00 * a11 - a01 * a01) / large;
+      EXPECT_NEAR(1 / (s_short * s_short), large, 1e-14 * large);
+      EXPECT_NEAR(1 / (s_long * s_long), small, 1e-14 * small);
+      EXPECT_GE(c, 0);
+      EXPECT_NEAR(c * c + s * s, 1, 1e-15);
+      // frame^T A frame, frame = [(-s, c) (c, s)]
+      const LD l0 = -s, l1 = c, h0 = c, h1 = s;
+      const LD along = l0 * (a00 * l0 + a01 * l1) + l1 * (a01 * l0 + a11 * l1);
+      const LD across = h0 * (a00 * h0 + a01 * h1) + h1 * (a01 * h0 + a11 * h1);
+      const LD mixed = l0 * (a00 * h0 + a01 * h1) + l1 * (a01 * h0 + a11 * h1);
+      EXPECT_NEAR(along, small, 1e-13 * large);
+      EXPECT_NEAR(across, large, 1e-13 * large);
+      EXPECT_NEAR(mixed, 0, 1e-13 * large);
+      const LD e0 = LD(c0[j]) - density.mu0, e1 = LD(c1[j]) - density.mu1;
+      const LD u0 = LD(density.inverse00) * e0 + LD(density.inverse01) * e1;
+      const LD u1 = LD(density.inverse01) * e0 + LD(density.inverse11) * e1;
+      const LD scale = std::hypot(u0, u1) + 1;
+      EXPECT_NEAR(m1, l0 * u0 + l1 * u1, 1e-14 * scale);
+      EXPECT_NEAR(m2, h0 * u0 + h1 * u1, 1e-14 * scale);
+      // the bound, written out
+      const LD R = density.radius, v1 = s_long * s_long, v2 = s_short * s_short;
+      LD want = density.log_coefficient;
+      if (m1 * m1 + m2 * m2 > R * R) {
+        LD lambda = 0, x1 = m1, x2 = m2;
+        for (int step = 0; step < 2; ++step) {
+          const LD excess = x1 * x1 + x2 * x2 - R * R;
+          if (!(excess > 0)) break;
+          lambda += excess / (2 * (v1 * x1 * x1 / (1 + lambda * v1) + v2 * x2 * x2 / (1 + lambda * v2)));
+          x1 = m1 / (1 + lambda * v1);
+          x2 = m2 / (1 + lambda * v2);
+        }
+        const LD n1 = x1 / std::hypot(x1, x2), n2 = x2 / std::hypot(x1, x2);
+        const LD s_n = std::sqrt(n1 * n1 * v1 + n2 * n2 * v2), a = (n1 * m1 + n2 * m2 - R) / s_n;
+        if (a > 0)
+          want += -a * a / 2 - std::log(std::sqrt(2 * pi)) - std::log(a) +
+                  std::min(LD(0), std::lgamma(LD(k) + 1) + LD(k) * std::log(2 * s_n / R / a));
+      }
+      EXPECT_NEAR(out[6][j], want, 1e-12 * (1 + std::fabs(want)));
+      // r = C int_disk (1 - |u|^2 / R^2)^k N(x; m1, s_long^2) N(y; m2, s_short^2), y outer
+      cref::QuadOptions opt;
+      opt.rel_tol = 1e-10L;
+      const LD r = std::exp(LD(density.log_coefficient)) *
+                   cref::integrate(
+                       [&](LD y) {
+                         const LD w = std::sqrt(std::max(LD(0), R * R - y * y));
+                         const LD inner = cref::integrate(
+                             [&](LD x) {
+                               const LD zx = (x - m1) / s_long;
+                               return std::pow(1 - (x * x + y * y) / (R * R), LD(k)) * std::exp(-zx * zx / 2);
+                             },
+                             -w, w, {std::clamp(m1, -w, w)}, opt);
+                         const LD zy = (y - m2) / s_short;
+                         return inner * std::exp(-zy * zy / 2) / (2 * pi * s_long * s_short);
+                       },
+                       -R, R, {std::clamp(m2, -R, R)}, opt);
+      EXPECT_LE(std::log(r), out[6][j] + 1e-9) << "r " << static_cast<double>(r);
+    }
+    for (std::size_t j = 16; j < 64; ++j) {  // nothing written past the vectors holding the 13
+      EXPECT_EQ(out[0][j], -7.0);
     }
   }
 }
