@@ -18,7 +18,8 @@
 // a centre within 4 s_long of [-w, w] (without the far end where that lies more than 10 s_long
 // from m1: OneSidedMoments) and the tail integrals from the nearest end beyond that
 // (profile_moments-inl.h); pass 2 keeps their chords aside, by method, and integrates them at the
-// end, whole vectors of one method at a time. For k = 2, chords longer than 100 s_long (where
+// end, whole vectors of one method at a time (the narrow ones a chord at a time, the rule's nodes
+// across the lanes: NarrowMoments). For k = 2, chords longer than 100 s_long (where
 // the closed form would lose digits) are handed to profile_moments one lane at a time. The lane
 // sums are added up at the end, in a fixed order: the result does not depend on the threads or
 // on the other pairs of a call.
@@ -73,27 +74,52 @@ struct ChordVectorSums {
   }
 };
 
-// I_0..I_2 of chords narrow for psi (2 w < s_long): profile_moments' 16-point Gauss-Legendre rule
-// on [-w, w] (exact to rounding for the profile's polynomial times a Gaussian that varies slowly
-// across the chord), lane by lane. At node t the profile (1 - x^2 / w^2)^K = (1 - t^2)^K does
-// not depend on the chord, so it joins the rule's weight.
+// The 16-point Gauss-Legendre rule of profile_moments on [-1, 1] with the profile (1 - t^2)^K
+// folded into its weights (at node t the profile (1 - x^2 / w^2)^K = (1 - t^2)^K does not depend
+// on the chord), padded with zero weights to 64 entries so that any vector length reads whole
+// vectors.
 template <int K>
-HWY_INLINE void NarrowMoments(D d, V half_width, V m1, V inverse_long, V (&out)[3]) {
-  const auto& rule = sparcon::detail::GaussLegendre<16>::get();
-  out[0] = out[1] = out[2] = hn::Zero(d);
+struct NarrowRule {
+  alignas(64) double t[64] = {};
+  alignas(64) double weight[64] = {};
+
+  static const NarrowRule& get() {
+    static const NarrowRule rule = [] {
+      const auto& gauss = sparcon::detail::GaussLegendre<16>::get();
+      NarrowRule r;
+      for (int j = 0; j < 16; ++j) {
+        const double base = 1 - gauss.x[j] * gauss.x[j];
+        r.t[j] = gauss.x[j];
+        r.weight[j] = gauss.w[j] * (K == 1 ? base : base * base);
+      }
+      return r;
+    }();
+    return rule;
+  }
+};
+
+// I_0..I_2 of one chord narrow for psi (2 w < s_long): profile_moments' 16-point Gauss-Legendre
+// rule on [-w, w] (exact to rounding for the profile's polynomial times a Gaussian that varies
+// slowly across the chord), its nodes across the lanes. A chord at a time: the narrow chords of a
+// pair are few (at both ends of the half circle), so vectors of them would be mostly empty, and
+// the 16 exponentials of a chord fill two vectors of AVX-512 (four of AVX2).
+template <int K>
+HWY_INLINE std::array<double, 3> NarrowMoments(D d, double half_width, double m1, double inverse_long) {
+  const NarrowRule<K>& rule = NarrowRule<K>::get();
+  const V w = hn::Set(d, half_width), centre = hn::Set(d, m1), inverse = hn::Set(d, inverse_long);
   const V minus_half = hn::Set(d, -0.5);
-  for (int j = 0; j < 16; ++j) {
-    const double base = 1 - rule.x[j] * rule.x[j];
-    const V x = hn::Mul(half_width, hn::Set(d, rule.x[j]));
-    const V z = hn::Mul(hn::Sub(x, m1), inverse_long);
-    const V f = hn::Mul(hn::Set(d, rule.w[j] * (K == 1 ? base : base * base)), hn::Exp(d, hn::Mul(minus_half, hn::Mul(z, z))));
-    out[0] = hn::Add(out[0], f);
-    out[1] = hn::MulAdd(f, x, out[1]);
-    out[2] = hn::MulAdd(hn::Mul(f, x), x, out[2]);
+  V s0 = hn::Zero(d), s1 = s0, s2 = s0;
+  for (std::size_t j = 0; j < 16; j += hn::Lanes(d)) {
+    const V x = hn::Mul(w, hn::Load(d, rule.t + j)), z = hn::Mul(hn::Sub(x, centre), inverse);
+    const V f = hn::Mul(hn::Load(d, rule.weight + j), hn::Exp(d, hn::Mul(minus_half, hn::Mul(z, z))));
+    s0 = hn::Add(s0, f);
+    s1 = hn::MulAdd(f, x, s1);
+    s2 = hn::MulAdd(hn::Mul(f, x), x, s2);
   }
   // dx = w dt, and N(x; m1, s_long^2) = exp(-z^2 / 2) / (s_long sqrt(2 pi))
-  const V factor = hn::Mul(hn::Mul(half_width, inverse_long), hn::Set(d, 0.3989422804014327));
-  for (V& m : out) m = hn::Mul(m, factor);
+  const double factor = half_width * inverse_long * 0.3989422804014327;
+  auto total = [&](V v) { return hn::GetLane(hn::SumOfLanes(d, v)) * factor; };
+  return {total(s0), total(s1), total(s2)};
 }
 
 // A chord whose both ends lie more than this many s_long from m1 is taken as the whole line.
@@ -143,13 +169,7 @@ HWY_NOINLINE void ScalarChords(D d, M which, V half_width, V y, V weight, const 
   for (std::size_t l = 0; l < hn::Lanes(d); ++l) {
     if (which_of[l] == 0) continue;
     const auto m = sparcon::detail::profile_moments(pair.k, w_of[l], -w_of[l], w_of[l], pair.m1, pair.s_long);
-    const double w0 = weight_of[l] * m[0], w1 = weight_of[l] * m[1], w2 = weight_of[l] * m[2];
-    sums.e0 += w0;
-    sums.e1[0] += w1;
-    sums.e1[1] += w0 * y_of[l];
-    sums.e2[0] += w2;
-    sums.e2[1] += w1 * y_of[l];
-    sums.e2[2] += w0 * y_of[l] * y_of[l];
+    sums.add(weight_of[l], y_of[l], {m[0], m[1], m[2]});
   }
 }
 
@@ -257,9 +277,14 @@ ChordSums ChordSumsImpl(const ChordPair& pair) {
     sums.Add(lanes, chord[2], chord[1], m);
   });
   scratch.narrow.ForEach(d, fill, [&](M lanes, const std::array<V, 3>& chord) {
-    V m[3];
-    NarrowMoments<K>(d, chord[0], m1, inverse_long, m);
-    sums.Add(lanes, chord[2], chord[1], m);
+    alignas(64) double w_of[64], y_of[64], weight_of[64];
+    hn::Store(chord[0], d, w_of);
+    hn::Store(chord[1], d, y_of);
+    hn::Store(chord[2], d, weight_of);
+    for (std::size_t l = 0; l < hn::CountTrue(d, lanes); ++l) {  // the lanes kept are the first
+      const std::array<double, 3> m = NarrowMoments<K>(d, w_of[l], pair.m1, 1 / pair.s_long);
+      scalar.add(weight_of[l], y_of[l], m);
+    }
   });
   ChordSums out;
   auto total = [&](V v) { return hn::GetLane(hn::SumOfLanes(d, v)); };

@@ -4,6 +4,7 @@
 // target and dispatches to the best one for the running CPU, as ray_kernels.h does for the rays.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -32,6 +33,17 @@ struct ChordSums {
   double e0 = 0;
   double e1[2] = {0, 0};
   double e2[3] = {0, 0, 0};
+
+  /// Adds one chord of weight W at height y with moments I_0..I_2.
+  void add(double weight, double y, const std::array<double, 3>& moments) {
+    const double w0 = weight * moments[0], w1 = weight * moments[1];
+    e0 += w0;
+    e1[0] += w1;
+    e1[1] += w0 * y;
+    e2[0] += weight * moments[2];
+    e2[1] += w1 * y;
+    e2[2] += w0 * y * y;
+  }
 };
 
 ChordSums chord_sums(const ChordPair& pair);
