@@ -6,7 +6,8 @@
 //   sparsemax and entmax-1.5 on rows in L1 one kernel call (simd::Kernels::short_rows) does
 //   all of it for a whole run of rows, the rows with many candidates handed back;
 // - dense maps (softmax, entmax with alpha < 1) and budget: a max pass, the threshold on the
-//   whole row, a write pass.
+//   whole row, a write pass; softmax rows of up to simd::kMaxSoftmaxRow entries a run of rows
+//   per kernel call (simd::Kernels::softmax_rows), which on short rows saves a call per pass.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -285,6 +286,14 @@ void forward_rows(const Family<T>& family, const T* x, T* p, T* tau, Rows rows, 
                          : family.map == Map::entmax15 ? 1.5
                          : family.map == Map::entmax   ? parameter
                                                        : 0.0;
+    if ((family.map == Map::softmax || (family.map == Map::entmax && parameter == 1)) && n <= simd::kMaxSoftmaxRow) {
+      // Rows in one kernel call; the one it stops at (no finite maximum) goes alone.
+      for (std::size_t r = first; r < last; ++r) {
+        r += Kernels<T>::softmax_rows(x + r * n, p + r * n, tau ? tau + r : nullptr, last - r, n);
+        if (r < last) softmax_row(x + r * n, p + r * n, n, tau ? tau + r : nullptr);
+      }
+      return;
+    }
     if (family.map == Map::entmax && takes_power_rows(alpha, n)) {
       // Rows side by side in lanes; the one the kernel stops at (no finite maximum) goes alone.
       const double a = alpha - 1;

@@ -412,6 +412,40 @@ void Scale(T* p, std::size_t n, T factor) {
   });
 }
 
+// Softmax of `rows` rows of n <= kMaxSoftmaxRow entries in one call (Kernels::softmax_rows): per
+// row the maximum (MaxOf), p = exp(x - max) written with its sum taken on the way (in float
+// vectors, as Sum takes a block of kBlock entries; the tail padded with -inf, whose exponential
+// is 0), then p times 1 / sum (in double, rounded once), and tau = max + log(sum): softmax_row's
+// passes (forward.cc) without a call per pass, which on rows of a few vectors cost more than the
+// arithmetic. Stops at the first row whose maximum is not finite (NaN, +inf, or every entry
+// -inf) and returns its index (rows when every row is done).
+template <class T>
+std::size_t SoftmaxRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n) {
+  static_assert(kMaxSoftmaxRow <= kBlock, "a row's sum is one block");
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const T* row = x + r * n;
+    T* out = p + r * n;
+    const T max = MaxOf(row, n, static_cast<T*>(nullptr));
+    if (!std::isfinite(max)) return r;
+    const V shift = hn::Set(d, max);
+    V sum = hn::Zero(d);
+    ForEachVector(d, row, n, -kInf<T>, [&](std::size_t i, V v, std::size_t lanes) HWY_ATTR {
+      const V e = hn::Exp(d, hn::Sub(v, shift));
+      sum = hn::Add(sum, e);
+      StorePartial(d, e, out + i, lanes);
+    });
+    const double total = static_cast<double>(hn::GetLane(hn::SumOfLanes(d, sum)));
+    const V factor = hn::Set(d, static_cast<T>(1 / total));
+    ForEachVector(d, out, n, T(0), [&](std::size_t i, V v, std::size_t lanes) HWY_ATTR {
+      StorePartial(d, hn::Mul(v, factor), out + i, lanes);
+    });
+    if (tau) tau[r] = static_cast<T>(static_cast<double>(max) + std::log(total));
+  }
+  return rows;
+}
+
 // ---- backward --------------------------------------------------------------------------------
 
 // Like ForEachVector over two arrays of the same length.

@@ -21,7 +21,7 @@ namespace {
 template <class T>
 constexpr TypedKernels<T> kTyped = {&Scan<T>,           &Collect<T>,     &Max<T>,
                                     &ShiftedToDouble<T>, &ShortRows<T>,
-                                    &PowerRows<T>,
+                                    &PowerRows<T>,      &SoftmaxRows<T>,
                                     &Write<T>,
                                     &Sum<T>,             &Scale<T>,       &SumWeighted<T>,
                                     &CenterWeights<T>,   &WeightedCenter<T>,
@@ -120,6 +120,10 @@ template <class T>
 std::size_t Kernels<T>::power_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
                                    double a, double k, T* buffer) {
   return typed<T>().power_rows(x, p, tau, rows, n, a, k, buffer);
+}
+template <class T>
+std::size_t Kernels<T>::softmax_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n) {
+  return typed<T>().softmax_rows(x, p, tau, rows, n);
 }
 template <class T>
 void Kernels<T>::write(const T* x, T* p, std::size_t n, const WriteParams<T>& params) {

@@ -156,6 +156,8 @@ inline constexpr std::size_t kPairwiseQuadratic = 32;
 inline constexpr std::size_t kMaxFusedCandidates = 256;
 /// The longest rows Kernels::power_rows takes.
 inline constexpr std::size_t kMaxPowerRow = 512;
+/// The longest rows Kernels::softmax_rows takes (one block of its float sums).
+inline constexpr std::size_t kMaxSoftmaxRow = 1024;
 
 /// The longest rows Kernels<T>::short_rows solves a vector of rows at a time, one row per lane,
 /// for k = 1 and k = 2 (beyond, one row at a time measured faster; the sorting network's cost
@@ -200,6 +202,11 @@ struct Kernels {
   /// every row is done). `buffer` has room for n + kMaxLanes.
   static std::size_t power_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, double a,
                                 double k, T* buffer);
+  /// Softmax of `rows` rows of length n <= kMaxSoftmaxRow (row-major) in one call: per row
+  /// p = exp(x - max) / sum, the sum in float vectors then double (as sum() over one block),
+  /// and tau, if not null, max + log(sum). Stops at the first row whose maximum is not finite
+  /// (NaN, +inf, or every entry -inf) and returns its index (rows when every row is done).
+  static std::size_t softmax_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n);
   /// p[i] = f(x[i]) as described by WriteParams; p may equal x.
   static void write(const T* x, T* p, std::size_t n, const WriteParams<T>& params);
   /// sum_i p[i] in double (after a write pass of kind exponential: the softmax normaliser).
@@ -234,6 +241,7 @@ struct TypedKernels {
   void (*shifted_to_double)(const T*, std::size_t, T, double*);
   std::size_t (*short_rows)(const T*, T*, T*, std::size_t, std::size_t, int, T*);
   std::size_t (*power_rows)(const T*, T*, T*, std::size_t, std::size_t, double, double, T*);
+  std::size_t (*softmax_rows)(const T*, T*, T*, std::size_t, std::size_t);
   void (*write)(const T*, T*, std::size_t, const WriteParams<T>&);
   double (*sum)(const T*, std::size_t);
   void (*scale)(T*, std::size_t, T);
