@@ -19,6 +19,13 @@ double dot(const double* x, const double* y, std::size_t n);
 /// out[i] = w * x[i], computed in double and rounded once.
 void scale(double w, const float* x, float* out, std::size_t n);
 void scale(double w, const double* x, double* out, std::size_t n);
+/// out[l] = sum_j a[l * n + j] x[j] for l < rows (a: rows x n, row-major), accumulated in double.
+void matvec(const float* a, std::size_t rows, std::size_t n, const float* x, double* out);
+void matvec(const double* a, std::size_t rows, std::size_t n, const double* x, double* out);
+/// out[j] += sum_l w[l] a[l * n + j] for j < n (a: rows x n, row-major): a^T w, each out[j]
+/// summed over l in order.
+void matvec_transposed(const double* w, const float* a, std::size_t rows, std::size_t n, double* out);
+void matvec_transposed(const double* w, const double* a, std::size_t rows, std::size_t n, double* out);
 
 /// One target's kernels for one row type, as function pointers (value_kernels.cc fills a
 /// ValueKernelTable per target; the functions above call through the one chosen for the CPU).
@@ -27,6 +34,8 @@ struct TypedValueKernels {
   void (*axpy)(double, const T*, double*, std::size_t);
   double (*dot)(const T*, const T*, std::size_t);
   void (*scale)(double, const T*, T*, std::size_t);
+  void (*matvec)(const T*, std::size_t, std::size_t, const T*, double*);
+  void (*matvec_transposed)(const double*, const T*, std::size_t, std::size_t, double*);
 };
 
 struct ValueKernelTable {

@@ -35,7 +35,7 @@ struct ExampleGrid {
 template <class T>
 void value_weights(const std::vector<T>& g, std::size_t length, const T* r, std::size_t n,
                    double* w) {
-  for (std::size_t l = 0; l < length; ++l) w[l] = simd::dot(g.data() + l * n, r, n);
+  simd::matvec(g.data(), length, n, r, w);
 }
 
 /// context[b] = sum_l (G_b r_b)_l values[b, l].  r: batch x N, context: batch x features.
@@ -63,16 +63,15 @@ std::vector<T> basis_gradients(Cache& ridge, std::span<const T> values, ValueLay
   const std::size_t n = ridge.basis().size(), e = layout.features;
   std::vector<T> dr(layout.batch * n);
   parallel_rows(example_rows(layout.batch, n), threads, [&](std::size_t begin, std::size_t end) {
-    std::vector<double> sum(n);
+    std::vector<double> sum(n), dw(layout.padded);
     for (std::size_t b = begin; b < end; ++b) {
       const auto example = grid_of(b);
       const T* dc = dcontext.data() + b * e;
       const std::vector<T>& g = ridge.matrix(example.grid);
+      for (std::size_t l = 0; l < example.length; ++l)
+        dw[l] = simd::dot(values.data() + (b * layout.padded + l) * e, dc, e);
       std::fill(sum.begin(), sum.end(), 0.0);
-      for (std::size_t l = 0; l < example.length; ++l) {
-        const double dw = simd::dot(values.data() + (b * layout.padded + l) * e, dc, e);
-        simd::axpy(dw, g.data() + l * n, sum.data(), n);
-      }
+      simd::matvec_transposed(dw.data(), g.data(), example.length, n, sum.data());
       for (std::size_t j = 0; j < n; ++j) dr[b * n + j] = static_cast<T>(sum[j]);
     }
   });

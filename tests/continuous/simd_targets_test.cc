@@ -114,6 +114,51 @@ void check_axpy_dot_scale() {
   }
 }
 
+/// matvec and matvec_transposed against long-double loops, for every row count 0..9 and 196 and
+/// every row length 0..70 and 100 (tails on every target), from unaligned starts.
+template <class T>
+void check_matvec() {
+  std::vector<std::size_t> lengths(71);
+  for (std::size_t n = 0; n < lengths.size(); ++n) lengths[n] = n;
+  lengths.push_back(100);
+  for (const std::size_t rows : {0u, 1u, 2u, 3u, 4u, 5u, 7u, 8u, 9u, 196u}) {
+    for (const std::size_t n : lengths) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + ", length " + std::to_string(n));
+      const std::vector<T> a = random_values<T>(rows * n + 1, 400 + static_cast<unsigned>(n + rows));
+      const std::vector<T> x = random_values<T>(std::max(n, rows) + 3, 500 + static_cast<unsigned>(n));
+      const std::vector<double> w = random_values<double>(rows + 1, 600 + static_cast<unsigned>(rows));
+      const T* as = a.data() + 1;  // unaligned
+      std::vector<double> out(rows + 1, 9.0);
+      sparcon::simd::matvec(as, rows, n, x.data() + 3, out.data());
+      for (std::size_t l = 0; l < rows; ++l) {
+        LD want = 0, magnitude = 0;
+        for (std::size_t j = 0; j < n; ++j) {
+          want += static_cast<LD>(as[l * n + j]) * static_cast<LD>(x[3 + j]);
+          magnitude += std::fabs(static_cast<LD>(as[l * n + j]) * static_cast<LD>(x[3 + j]));
+        }
+        ASSERT_LE(std::fabs(out[l] - want), static_cast<LD>(n + 1) * 1.2e-16L * (1 + magnitude)) << "matvec row " << l;
+      }
+      ASSERT_EQ(out[rows], 9.0) << "matvec wrote past its rows";
+      std::vector<double> sum = random_values<double>(n + 1, 700);
+      const std::vector<double> before = sum;
+      sparcon::simd::matvec_transposed(w.data() + 1, as, rows, n, sum.data());
+      for (std::size_t j = 0; j < n; ++j) {
+        LD want = before[j], magnitude = std::fabs(static_cast<LD>(before[j]));
+        for (std::size_t l = 0; l < rows; ++l) {
+          want += static_cast<LD>(w[1 + l]) * static_cast<LD>(as[l * n + j]);
+          magnitude += std::fabs(static_cast<LD>(w[1 + l]) * static_cast<LD>(as[l * n + j]));
+        }
+        ASSERT_LE(std::fabs(sum[j] - want), static_cast<LD>(rows + 1) * 1.2e-16L * (1 + magnitude))
+            << "matvec_transposed entry " << j;
+      }
+      ASSERT_EQ(sum[n], before[n]) << "matvec_transposed wrote past its row";
+    }
+  }
+}
+
+TEST_P(ValueKernels, MatVecFloat) { check_matvec<float>(); }
+TEST_P(ValueKernels, MatVecDouble) { check_matvec<double>(); }
+
 TEST_P(ValueKernels, AxpyDotScaleFloat) { check_axpy_dot_scale<float>(); }
 TEST_P(ValueKernels, AxpyDotScaleDouble) { check_axpy_dot_scale<double>(); }
 
