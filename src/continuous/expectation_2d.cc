@@ -347,7 +347,10 @@ void sparse_pairs(const Density2DParts& p, const PreparedBasis& basis, PairScrat
   simd::pair_frames(density, basis.arrays(), scratch.frames(n));
   auto& order = scratch.order;
   order.clear();
-  for (std::size_t j = 0; j < n; ++j) order.emplace_back(scratch.log_bound[j], j);
+  for (std::size_t j = 0; j < n; ++j) {  // a bound that is not a number (overflow) cuts nothing
+    const double bound = scratch.log_bound[j];
+    order.emplace_back(std::isnan(bound) ? std::numeric_limits<double>::infinity() : bound, j);
+  }
   std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
     return x.first > y.first || (x.first == y.first && x.second < y.second);
   });
