@@ -1884,16 +1884,51 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
 
 // ---- rows of a general power, one row per lane ------------------------------------------------
 
+// The drop of newton_threshold for candidates in lanes (y[j stride + l], -inf past a lane's
+// count), after a step at lambda where `count` entries had u > 0: at a lower bound lambda
+// (`lower_bound`: s >= 1) the entries with u <= 0 stay outside, and a `done` lane needs none.
+// Once every lane would keep at most half the columns, each lane's entries above
+// lambda - 1/a (less a margin; all of them where lambda is no lower bound, none where the lane
+// is done) move to the front, in order, and the columns shrink. Only zero terms leave the sums,
+// so the sums after it are the same to the bit. Returns the columns left.
+template <class D, class V = hn::Vec<D>, class M = hn::Mask<D>>
+HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t stride, std::size_t columns,
+                                        double a, V lambda, V count, M lower_bound, M done) {
+  using T = hn::TFromD<D>;
+  const V zero = hn::Zero(d), infinity = hn::Set(d, kInf<T>);
+  const V keeps = hn::IfThenElse(done, zero, hn::IfThenElse(lower_bound, count, hn::Set(d, static_cast<T>(columns))));
+  if (2 * static_cast<std::size_t>(hn::GetLane(hn::MaxOfLanes(d, keeps))) >= columns) return columns;
+  constexpr T kEps = std::numeric_limits<T>::epsilon();
+  const V gap = hn::Set(d, static_cast<T>(1 / a));
+  alignas(kMaxBytes) T bound[kMaxBytes / sizeof(T)];
+  const V keep_above = hn::Sub(hn::Sub(lambda, gap), hn::Mul(hn::Set(d, 4 * kEps), hn::Add(hn::Abs(lambda), gap)));
+  hn::Store(hn::IfThenElse(lower_bound, keep_above, hn::IfThenElse(done, infinity, hn::Neg(infinity))), d, bound);
+  std::size_t kept_columns = 0;
+  for (std::size_t l = 0; l < hn::Lanes(d); ++l) {
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < columns; ++j) {  // branch-free: which entries stay is data
+      const T v = y[j * stride + l];
+      y[kept * stride + l] = v;
+      kept += v > bound[l];
+    }
+    for (std::size_t j = kept; j < columns; ++j) y[j * stride + l] = -kInf<T>;
+    kept_columns = std::max(kept_columns, kept);
+  }
+  return kept_columns;
+}
+
 // Newton's iteration of newton_threshold (newton_threshold.h) for k > 1, k != 2, one row per
-// lane: the candidates y = x - max of L = Lanes(d) rows in columns (y[j L + l]: candidate j of
-// row l, -inf past a row's count), lambda of each row from 0 (a lower bound: the maximum alone
-// reaches 1). The same steps, bracket and stop per lane as the row-at-a-time solver (and, for a
-// general power, its drop of the candidates proven outside); a lane that stops is frozen while
-// the others go on, so a row's lambda does not depend on the rows beside it. One row at a time, each step waits on
-// the last (a vector exp and log per candidate, then a scalar expm1 and log1p); side by side the
-// rows' steps overlap.
+// lane: the candidates y = x - max of L = Lanes(d) rows in columns (y[j stride + l]: candidate
+// j of row l, -inf past a row's count), lambda of each row from `start` (0 is a lower bound:
+// the maximum alone reaches 1; any other start is checked by the first step, which makes it
+// the bracket's lower or upper end). The same steps, bracket and stop per lane as the
+// row-at-a-time solver (and, for a general power, its drop of the candidates proven outside);
+// a lane that stops is frozen while the others go on, so a row's lambda does not depend on the
+// rows beside it. One row at a time, each step waits on the last (a vector exp and log per
+// candidate, then a scalar expm1 and log1p); side by side the rows' steps overlap.
 template <int Power, class D, class V = hn::Vec<D>>
-HWY_INLINE V LaneThresholds(D d, double* y, std::size_t columns, double a, double k, std::size_t n) {
+HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t columns, double a, double k,
+                            std::size_t n, V start) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
   constexpr double kNearRoot = 0x1p-10, kNearRootMaxK = 4;  // as in newton_threshold
   const std::size_t L = hn::Lanes(d);
@@ -1901,48 +1936,26 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t columns, double a, doubl
   const V zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
   const V minus_inverse_k = hn::Set(d, -1 / k), half = hn::Set(d, 0.5);
   const V upper = hn::Set(d, -std::expm1(-std::log(static_cast<double>(n)) / k) / a);
-  V lambda = zero, lo = zero, hi = infinity;
+  V lambda = start, lo = zero, hi = infinity;
   auto done = hn::Lt(one, zero);  // none
   for (int it = 0; it < 200; ++it) {
     const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
     V s = zero, slope = zero, count = zero;
     for (std::size_t j = 0; j < columns; ++j) {
-      const V u = hn::MulAdd(av, hn::Load(d, y + j * L), base);
+      const V u = hn::MulAdd(av, hn::Load(d, y + j * stride), base);
       const auto inside = hn::Gt(u, zero);  // y = -inf (past a row's count): u = -inf
       AddPowerTerms<Power>(d, u, inside, k_minus_one, s, slope);
       count = hn::Add(count, hn::IfThenElseZero(inside, one));
     }
     const auto active = hn::Not(done);
     const auto above = hn::Ge(s, one);
-    // As newton_threshold drops them: at a lower bound lambda (s >= 1) the entries with u <= 0
-    // stay outside, and a finished lane needs none; once every lane would keep at most half the
-    // columns, each lane's entries above lambda - 1/a (less a margin; all of them where
-    // lambda is no lower bound, none where the lane is done) move to the front, in order, and
-    // the columns shrink. Only zero terms leave the sums: the results are the same to the bit.
+    // The entries proven outside leave, as newton_threshold drops them (DropOutsideLanes).
     // Only where a step costs a power per entry: with the products of k = 3, 4 the compaction
     // (a pass over every lane's entries) cost more than the steps it saved (entmax-1.25 on
     // N(0,1) rows of 512: 3.5x slower; entmax-1.75 7% faster).
     const auto lower_bound = hn::And(active, above);
-    const V keeps = hn::IfThenElse(done, zero, hn::IfThenElse(above, count, hn::Set(d, static_cast<double>(columns))));
-    if (Power == kPowerGeneral && 2 * static_cast<std::size_t>(hn::GetLane(hn::MaxOfLanes(d, keeps))) < columns) {
-      alignas(kMaxBytes) double bound[kMaxBytes / sizeof(double)];
-      const V keep_above = hn::Sub(hn::Sub(lambda, hn::Set(d, 1 / a)),
-                                   hn::Mul(hn::Set(d, 4 * kEps), hn::Add(hn::Abs(lambda), hn::Set(d, 1 / a))));
-      hn::Store(hn::IfThenElse(lower_bound, keep_above, hn::IfThenElse(done, infinity, hn::Set(d, -kInf<double>))),
-                d, bound);
-      std::size_t kept_columns = 0;
-      for (std::size_t l = 0; l < L; ++l) {
-        std::size_t kept = 0;
-        for (std::size_t j = 0; j < columns; ++j) {  // branch-free: which entries stay is data
-          const double v = y[j * L + l];
-          y[kept * L + l] = v;
-          kept += v > bound[l];
-        }
-        for (std::size_t j = kept; j < columns; ++j) y[j * L + l] = -kInf<double>;
-        kept_columns = std::max(kept_columns, kept);
-      }
-      columns = kept_columns;
-    }
+    if constexpr (Power == kPowerGeneral)
+      columns = DropOutsideLanes(d, y, stride, columns, a, lambda, count, lower_bound, done);
     lo = hn::IfThenElse(lower_bound, lambda, lo);
     hi = hn::IfThenElse(hn::AndNot(above, active), lambda, hi);
     const auto finished = hn::Or(hn::Eq(s, one), hn::Eq(slope, zero));
@@ -1977,9 +1990,9 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t columns, double a, doubl
 // root where a step at the rounding level leaves the bracket, and the same stop on the bracket.
 // Returns c per lane.
 template <int Power, class D, class V = hn::Vec<D>>
-HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t columns, double a, double k, std::size_t n) {
+HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t stride, std::size_t columns, double a, double k,
+                         std::size_t n) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
-  const std::size_t L = hn::Lanes(d);
   const V av = hn::Set(d, a), k_minus_one = hn::Set(d, k - 1), kv = hn::Set(d, k);
   const V zero = hn::Zero(d), one = hn::Set(d, 1.0), half = hn::Set(d, 0.5);
   V lo = hn::Set(d, std::exp(-std::log(static_cast<double>(n)) / k)), hi = one, c = hi;
@@ -1988,7 +2001,7 @@ HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t columns, double a, do
   for (int it = 0; it < 200; ++it) {
     V s = zero, slope = zero;
     for (std::size_t j = 0; j < columns; ++j) {
-      const V u = hn::MulAdd(av, hn::Load(d, y + j * L), c);
+      const V u = hn::MulAdd(av, hn::Load(d, y + j * stride), c);
       AddPowerTerms<Power>(d, u, hn::Gt(u, zero), k_minus_one, s, slope);  // y = -inf: u = -inf
     }
     const auto active = hn::Not(done);
@@ -2016,25 +2029,93 @@ HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t columns, double a, do
   return c;
 }
 
+// The start of LaneThresholds for a general power: the same Newton steps (on F, and on f near
+// the root for k <= 4) in float, from 0, twice the rows a vector. With Pow's shorter float
+// polynomials a step costs about a quarter of double's (AVX-512), and the first steps, far from
+// the root, need no more precision. A lane stops once its step is below 2^-12 of
+// max(1, |lambda|) (Newton then has the root to about float's rounding), at kMaxSteps, or where
+// a step is not finite (no entry left inside: the -inf lanes past a group's rows); a start that
+// is not >= 0 becomes 0. LaneThresholds' double steps from there decide lambda with the stop
+// and bracket of the row-at-a-time solver, typically in three steps (two to the root from
+// float's 1e-7, one that finds the step at the rounding level) where from 0 they took five to
+// eight; the start moves the result only within the rounding of the root.
+// y: the candidates of Lanes(df) rows in columns (y[j Lanes(df) + l]), -inf past a row's count.
+// (Dropping the entries proven outside on the way, as LaneThresholds does, cost more than it
+// saved on rows of 16-64.)
+template <class DF, class VF = hn::Vec<DF>>
+HWY_INLINE VF FloatLaneStarts(DF df, const float* y, std::size_t columns, double a, double k) {
+  constexpr int kMaxSteps = 24;
+  const std::size_t G = hn::Lanes(df);
+  const VF av = hn::Set(df, static_cast<float>(a)), ak = hn::Set(df, static_cast<float>(a * k));
+  const VF k_minus_one = hn::Set(df, static_cast<float>(k - 1));
+  const VF minus_inverse_k = hn::Set(df, static_cast<float>(-1 / k));
+  const VF zero = hn::Zero(df), one = hn::Set(df, 1.0F), resolution = hn::Set(df, 0x1p-12F);
+  VF lambda = zero;
+  auto done = hn::Lt(one, zero);  // none
+  for (int it = 0; it < kMaxSteps; ++it) {
+    const VF base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
+    VF s = zero, slope = zero;
+    for (std::size_t j = 0; j < columns; ++j) {
+      const VF u = hn::MulAdd(av, hn::Load(df, y + j * G), base);
+      AddPowerTerms<kPowerGeneral>(df, u, hn::Gt(u, zero), k_minus_one, s, slope);
+    }
+    const VF excess = hn::Sub(s, one);
+    VF step = hn::Div(excess, hn::Mul(ak, slope));
+    const auto use_f = k <= 4 ? hn::Le(excess, hn::Set(df, 0x1p-10F)) : hn::Lt(one, zero);
+    if (!hn::AllTrue(df, hn::Or(use_f, done))) {
+      const VF numerator = hn::Neg(hn::Mul(s, hn::Expm1(df, hn::Mul(hn::Log1p(df, excess), minus_inverse_k))));
+      step = hn::IfThenElse(use_f, step, hn::Div(numerator, hn::Mul(av, slope)));
+    }
+    const VF next = hn::Add(lambda, step);
+    const auto moves = hn::AndNot(done, hn::IsFinite(next));
+    lambda = hn::IfThenElse(moves, next, lambda);
+    const auto small = hn::Le(hn::Abs(step), hn::Mul(resolution, hn::Max(one, hn::Abs(lambda))));
+    done = hn::Or(done, hn::Or(hn::Not(moves), small));
+    if (hn::AllTrue(df, done)) break;
+  }
+  return hn::IfThenElseZero(hn::Ge(lambda, zero), lambda);
+}
+
 // Whole rows of entmax with k = 1/a not 1 or 2 and a >= 0.1 (alpha >= 1.1, not 1.5 or 2), of
-// length n <= kMaxPowerRow, Lanes(double) rows at a time (see Kernels::power_rows): per row the
-// maximum and the candidates (entries above max - 1/a), the threshold by LaneThresholds (k > 1)
-// or LaneOffsets (k < 1), then the write of entmax_row. Stops at the first row whose maximum is
-// not finite and returns its index (rows when every row is done).
+// length n <= kMaxPowerRow, Lanes(float) rows at a time (see Kernels::power_rows): per row the
+// maximum and the candidates (entries above max - 1/a), the threshold by LaneThresholds (k > 1;
+// a general power on short rows from FloatLaneStarts) or LaneOffsets (k < 1) on each
+// Lanes(double) of them,
+// then the write of entmax_row. Stops at the first row whose maximum is not finite and returns
+// its index (rows when every row is done).
 template <class T>
 std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, double a, double k, T* buffer) {
   HWY_ASSERT(n <= kMaxPowerRow);
   const hn::ScalableTag<double> d;
-  constexpr std::size_t kMaxL = kMaxBytes / sizeof(double);
-  const std::size_t L = hn::Lanes(d);
+  const hn::Rebind<float, decltype(d)> dh;  // as many lanes as d
+#if HWY_TARGET == HWY_SCALAR
+  const hn::Rebind<float, decltype(d)> df;  // one lane of each
+#else
+  const hn::Repartition<float, decltype(d)> df;  // as many bytes: twice the lanes
+#endif
+  constexpr std::size_t kMaxG = kMaxBytes / sizeof(float);
+  // FloatLaneStarts for a general power on rows of up to kMaxFloatStartRow (entmax-1.75, A/B on
+  // an AMD EPYC Zen 5, AVX-512: 1.15-1.25x faster on rows of 16, 1.0-1.1x on 64 and 128, 0.9x
+  // on 512, where the double steps from 0 soon sum only the few entries left after their drop,
+  // while the float steps and double's first step at the start sum all candidates). On n, not on
+  // the candidates, so that a row's result does not depend on the rows beside it.
+  constexpr std::size_t kMaxFloatStartRow = 64;
+  const bool general = k > 1 && k != 3 && k != 4 && n <= kMaxFloatStartRow;
+  // Rows a group: Lanes(float) where FloatLaneStarts runs, else Lanes(double) (the columns of
+  // rows of 512 with alpha = 1.25, near 420 candidates, stay in L1: twice as many rows a group
+  // spilled them and cost 10%).
+  const std::size_t L = hn::Lanes(d), G = general ? hn::Lanes(df) : L;
   const T gap = static_cast<T>(1 / a);
-  alignas(kMaxBytes) double y[kMaxPowerRow * kMaxL];
-  alignas(kMaxBytes) double lambda[kMaxL], offset[kMaxL];
-  T maxima[kMaxL] = {};
-  std::size_t counts[kMaxL] = {};
+  // Candidate j of the group's row l at [j G + l], in double and (general powers) in float.
+  alignas(kMaxBytes) double y[kMaxPowerRow * kMaxG];
+  alignas(kMaxBytes) float y_float[kMaxPowerRow * kMaxG];
+  alignas(kMaxBytes) double lambda[kMaxG], offset[kMaxG];
+  alignas(kMaxBytes) float starts[kMaxG];
+  T maxima[kMaxG] = {};
+  std::size_t counts[kMaxG] = {};
   const WriteKind kind = EntmaxWriteKind<T>(a, k);  // entmax_row's write, the same for every row
-  for (std::size_t first = 0; first < rows; first += L) {
-    std::size_t group = std::min(L, rows - first), columns = 0;
+  for (std::size_t first = 0; first < rows; first += G) {
+    std::size_t group = std::min(G, rows - first), columns = 0;
     for (std::size_t l = 0; l < group; ++l) {
       const T* row = x + (first + l) * n;
       const T max = Max(row, n);
@@ -2044,24 +2125,38 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       }
       const std::size_t count = Collect(row, n, CandidateThreshold(max, gap, -kInf<T>), buffer);
       for (std::size_t j = 0; j < count; ++j)
-        y[j * L + l] = static_cast<double>(buffer[j]) - static_cast<double>(max);
+        y[j * G + l] = static_cast<double>(buffer[j]) - static_cast<double>(max);
       maxima[l] = max;
       counts[l] = count;
       columns = std::max(columns, count);
     }
-    for (std::size_t l = 0; l < L; ++l)
-      for (std::size_t j = l < group ? counts[l] : 0; j < columns; ++j) y[j * L + l] = -kInf<double>;
-    // lambda[l] and offset[l] as the solvers return them: {lambda, 1 - a lambda} from Newton,
-    // {(1 - c) / a, c} from the offset form.
-    if (k < 1) {
-      hn::Store(k == 0.5 ? LaneOffsets<kPowerSqrt>(d, y, columns, a, k, n)
-                         : LaneOffsets<kPowerGeneral>(d, y, columns, a, k, n), d, offset);
-      for (std::size_t l = 0; l < L; ++l) lambda[l] = (1 - offset[l]) / a;
-    } else {
-      hn::Store(k == 3   ? LaneThresholds<3>(d, y, columns, a, k, n)
-                : k == 4 ? LaneThresholds<4>(d, y, columns, a, k, n)
-                         : LaneThresholds<kPowerGeneral>(d, y, columns, a, k, n), d, lambda);
-      for (std::size_t l = 0; l < L; ++l) offset[l] = 1 - a * lambda[l];
+    for (std::size_t l = 0; l < G; ++l)
+      for (std::size_t j = l < group ? counts[l] : 0; j < columns; ++j) y[j * G + l] = -kInf<double>;
+    if (general) {
+      for (std::size_t j = 0; j < columns; ++j)
+        for (std::size_t h = 0; h < G; h += L)
+          hn::Store(hn::DemoteTo(dh, hn::Load(d, y + j * G + h)), dh, y_float + j * G + h);
+      hn::Store(FloatLaneStarts(df, y_float, columns, a, k), df, starts);
+    }
+    // Each Lanes(double) of the group's rows: lambda[l] and offset[l] as the solvers return
+    // them, {lambda, 1 - a lambda} from Newton, {(1 - c) / a, c} from the offset form.
+    for (std::size_t h = 0; h < group; h += L) {
+      std::size_t part_columns = 0;  // the most candidates of these rows
+      for (std::size_t l = h; l < std::min(h + L, group); ++l) part_columns = std::max(part_columns, counts[l]);
+      double* part = y + h;
+      if (k < 1) {
+        hn::Store(k == 0.5 ? LaneOffsets<kPowerSqrt>(d, part, G, part_columns, a, k, n)
+                           : LaneOffsets<kPowerGeneral>(d, part, G, part_columns, a, k, n), d, offset + h);
+        for (std::size_t l = h; l < h + L; ++l) lambda[l] = (1 - offset[l]) / a;
+      } else {
+        const auto zero = hn::Zero(d);
+        hn::Store(k == 3   ? LaneThresholds<3>(d, part, G, part_columns, a, k, n, zero)
+                  : k == 4 ? LaneThresholds<4>(d, part, G, part_columns, a, k, n, zero)
+                           : LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n,
+                                                           general ? hn::PromoteTo(d, hn::Load(dh, starts + h)) : zero),
+                  d, lambda + h);
+        for (std::size_t l = h; l < h + L; ++l) offset[l] = 1 - a * lambda[l];
+      }
     }
     for (std::size_t l = 0; l < group; ++l) {
       const std::size_t r = first + l;
@@ -2077,7 +2172,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
              .exact_k = k});
       if (tau) tau[r] = sparcon::detail::entmax_tau(a, maxima[l], lambda[l]);
     }
-    if (group < std::min(L, rows - first)) return first + group;
+    if (group < std::min(G, rows - first)) return first + group;
   }
   return rows;
 }
