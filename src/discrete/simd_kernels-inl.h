@@ -1903,18 +1903,23 @@ HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t strid
   alignas(kMaxBytes) T bound[kMaxBytes / sizeof(T)];
   const V keep_above = hn::Sub(hn::Sub(lambda, gap), hn::Mul(hn::Set(d, 4 * kEps), hn::Add(hn::Abs(lambda), gap)));
   hn::Store(hn::IfThenElse(lower_bound, keep_above, hn::IfThenElse(done, infinity, hn::Neg(infinity))), d, bound);
-  std::size_t kept_columns = 0;
-  for (std::size_t l = 0; l < hn::Lanes(d); ++l) {
-    std::size_t kept = 0;
-    for (std::size_t j = 0; j < columns; ++j) {  // branch-free: which entries stay is data
-      const T v = y[j * stride + l];
-      y[kept * stride + l] = v;
-      kept += v > bound[l];
-    }
-    for (std::size_t j = kept; j < columns; ++j) y[j * stride + l] = -kInf<T>;
-    kept_columns = std::max(kept_columns, kept);
+  // Every lane at once: entry j goes to row `kept` of its lane (kept <= j: a row already read),
+  // and `kept` counts it if it stays; rows past a lane's count become -inf.
+  const hn::RebindToSigned<D> di;
+  using I = hn::TFromD<decltype(di)>;
+  const auto bound_vector = hn::Load(d, bound), step = hn::Set(di, static_cast<I>(stride));
+  auto kept = hn::Iota(di, 0);  // the index of row 0 of each lane
+  for (std::size_t j = 0; j < columns; ++j) {
+    const V v = hn::Load(d, y + j * stride);
+    hn::ScatterIndex(v, d, y, kept);
+    kept = hn::Add(kept, hn::IfThenElseZero(hn::RebindMask(di, hn::Gt(v, bound_vector)), step));
   }
-  return kept_columns;
+  const auto lane = hn::Iota(di, 0);
+  for (std::size_t j = 0; j < columns; ++j) {
+    const auto stays = hn::RebindMask(d, hn::Lt(hn::Add(lane, hn::Set(di, static_cast<I>(j * stride))), kept));
+    hn::Store(hn::IfThenElse(stays, hn::Load(d, y + j * stride), hn::Neg(infinity)), d, y + j * stride);
+  }
+  return static_cast<std::size_t>(hn::GetLane(hn::MaxOfLanes(di, kept))) / stride;
 }
 
 // Newton's iteration of newton_threshold (newton_threshold.h) for k > 1, k != 2, one row per
