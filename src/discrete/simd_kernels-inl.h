@@ -1945,13 +1945,24 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
   auto done = hn::Lt(one, zero);  // none
   for (int it = 0; it < 200; ++it) {
     const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
-    V s = zero, slope = zero, count = zero;
-    for (std::size_t j = 0; j < columns; ++j) {
+    // With the products of k = 3, 4, four sets of sums (column j in set j % 4): one set waited
+    // on its own additions (entmax-1.25 on rows of 512, about 420 candidates a row: 1.1-1.2x
+    // faster). A general power is the cost itself there.
+    constexpr std::size_t kSets = Power == kPowerGeneral ? 1 : 4;
+    V sums[4] = {zero, zero, zero, zero}, slopes[4] = {zero, zero, zero, zero}, counts[4] = {zero, zero, zero, zero};
+    auto add = [&](std::size_t j, std::size_t set) HWY_ATTR {
       const V u = hn::MulAdd(av, hn::Load(d, y + j * stride), base);
       const auto inside = hn::Gt(u, zero);  // y = -inf (past a row's count): u = -inf
-      AddPowerTerms<Power>(d, u, inside, k_minus_one, s, slope);
-      count = hn::Add(count, hn::IfThenElseZero(inside, one));
-    }
+      AddPowerTerms<Power>(d, u, inside, k_minus_one, sums[set], slopes[set]);
+      counts[set] = hn::Add(counts[set], hn::IfThenElseZero(inside, one));
+    };
+    std::size_t j = 0;
+    for (; j + kSets <= columns; j += kSets)
+      for (std::size_t set = 0; set < kSets; ++set) add(j + set, set);
+    for (; j < columns; ++j) add(j, j % kSets);
+    const V s = hn::Add(hn::Add(sums[0], sums[1]), hn::Add(sums[2], sums[3]));
+    const V slope = hn::Add(hn::Add(slopes[0], slopes[1]), hn::Add(slopes[2], slopes[3]));
+    const V count = hn::Add(hn::Add(counts[0], counts[1]), hn::Add(counts[2], counts[3]));
     const auto active = hn::Not(done);
     const auto above = hn::Ge(s, one);
     // The entries proven outside leave, as newton_threshold drops them (DropOutsideLanes).
