@@ -1884,13 +1884,35 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
 
 // ---- rows of a general power, one row per lane ------------------------------------------------
 
-// The drop of newton_threshold for candidates in lanes (y[j stride + l], -inf past a lane's
-// count), after a step at lambda where `count` entries had u > 0: at a lower bound lambda
-// (`lower_bound`: s >= 1) the entries with u <= 0 stay outside, and a `done` lane needs none.
-// Once every lane would keep at most half the columns, each lane's entries above
-// lambda - 1/a (less a margin; all of them where lambda is no lower bound, none where the lane
-// is done) move to the front, in order, and the columns shrink. Only zero terms leave the sums,
-// so the sums after it are the same to the bit. Returns the columns left.
+// Candidates of Lanes(d) rows in lanes (y[j stride + l], -inf past a lane's count): each lane's
+// entries v with keep(v) move to the front of its column, in order, and the rows past a lane's
+// new count become -inf. All lanes at once: entry j goes to row `kept` of its lane (kept <= j:
+// a row already read), and `kept` counts it if it stays. Returns the most entries a lane kept.
+template <class D, class Keep>
+HWY_INLINE std::size_t CompactLanes(D d, hn::TFromD<D>* y, std::size_t stride, std::size_t columns, Keep&& keep) {
+  using T = hn::TFromD<D>;
+  const hn::RebindToSigned<D> di;
+  using I = hn::TFromD<decltype(di)>;
+  const auto step = hn::Set(di, static_cast<I>(stride)), lane = hn::Iota(di, 0);
+  auto kept = lane;  // the index of row 0 of each lane
+  for (std::size_t j = 0; j < columns; ++j) {
+    const auto v = hn::Load(d, y + j * stride);
+    hn::ScatterIndex(v, d, y, kept);
+    kept = hn::Add(kept, hn::IfThenElseZero(hn::RebindMask(di, keep(v)), step));
+  }
+  for (std::size_t j = 0; j < columns; ++j) {
+    const auto stays = hn::RebindMask(d, hn::Lt(hn::Add(lane, hn::Set(di, static_cast<I>(j * stride))), kept));
+    hn::Store(hn::IfThenElse(stays, hn::Load(d, y + j * stride), hn::Set(d, -kInf<T>)), d, y + j * stride);
+  }
+  return static_cast<std::size_t>(hn::GetLane(hn::MaxOfLanes(di, kept))) / stride;
+}
+
+// The drop of newton_threshold for candidates in lanes, after a step at lambda where `count`
+// entries had u > 0: at a lower bound lambda (`lower_bound`: s >= 1) the entries with u <= 0
+// stay outside, and a `done` lane needs none. Once every lane would keep at most half the
+// columns, each lane's entries above lambda - 1/a (less a margin; all of them where lambda is
+// no lower bound, none where the lane is done) are kept (CompactLanes). Only zero terms leave
+// the sums, so the sums after it are the same to the bit. Returns the columns left.
 template <class D, class V = hn::Vec<D>, class M = hn::Mask<D>>
 HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t stride, std::size_t columns,
                                         double a, V lambda, V count, M lower_bound, M done) {
@@ -1900,26 +1922,9 @@ HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t strid
   if (2 * static_cast<std::size_t>(hn::GetLane(hn::MaxOfLanes(d, keeps))) >= columns) return columns;
   constexpr T kEps = std::numeric_limits<T>::epsilon();
   const V gap = hn::Set(d, static_cast<T>(1 / a));
-  alignas(kMaxBytes) T bound[kMaxBytes / sizeof(T)];
   const V keep_above = hn::Sub(hn::Sub(lambda, gap), hn::Mul(hn::Set(d, 4 * kEps), hn::Add(hn::Abs(lambda), gap)));
-  hn::Store(hn::IfThenElse(lower_bound, keep_above, hn::IfThenElse(done, infinity, hn::Neg(infinity))), d, bound);
-  // Every lane at once: entry j goes to row `kept` of its lane (kept <= j: a row already read),
-  // and `kept` counts it if it stays; rows past a lane's count become -inf.
-  const hn::RebindToSigned<D> di;
-  using I = hn::TFromD<decltype(di)>;
-  const auto bound_vector = hn::Load(d, bound), step = hn::Set(di, static_cast<I>(stride));
-  auto kept = hn::Iota(di, 0);  // the index of row 0 of each lane
-  for (std::size_t j = 0; j < columns; ++j) {
-    const V v = hn::Load(d, y + j * stride);
-    hn::ScatterIndex(v, d, y, kept);
-    kept = hn::Add(kept, hn::IfThenElseZero(hn::RebindMask(di, hn::Gt(v, bound_vector)), step));
-  }
-  const auto lane = hn::Iota(di, 0);
-  for (std::size_t j = 0; j < columns; ++j) {
-    const auto stays = hn::RebindMask(d, hn::Lt(hn::Add(lane, hn::Set(di, static_cast<I>(j * stride))), kept));
-    hn::Store(hn::IfThenElse(stays, hn::Load(d, y + j * stride), hn::Neg(infinity)), d, y + j * stride);
-  }
-  return static_cast<std::size_t>(hn::GetLane(hn::MaxOfLanes(di, kept))) / stride;
+  const V bound = hn::IfThenElse(lower_bound, keep_above, hn::IfThenElse(done, infinity, hn::Neg(infinity)));
+  return CompactLanes(d, y, stride, columns, [&](V v) HWY_ATTR { return hn::Gt(v, bound); });
 }
 
 // Newton's iteration of newton_threshold (newton_threshold.h) for k > 1, k != 2, one row per
@@ -1931,9 +1936,13 @@ HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t strid
 // a lane that stops is frozen while the others go on, so a row's lambda does not depend on the
 // rows beside it. One row at a time, each step waits on the last (a vector exp and log per
 // candidate, then a scalar expm1 and log1p); side by side the rows' steps overlap.
+// `settled` lanes are done from the start (their lambda is `start`). With `short_start`, a lane
+// whose sums at `start` are below 1 stops there and is set in *short_start: the caller's
+// columns then hold only the entries with u > 0 at `start`, exact for every lambda >= start,
+// which the bracket keeps to once start is a lower bound.
 template <int Power, class D, class V = hn::Vec<D>>
 HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t columns, double a, double k,
-                            std::size_t n, V start) {
+                            std::size_t n, V start, hn::Mask<D> settled, hn::Mask<D>* short_start) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
   constexpr double kNearRoot = 0x1p-10, kNearRootMaxK = 4;  // as in newton_threshold
   const std::size_t L = hn::Lanes(d);
@@ -1942,7 +1951,7 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
   const V minus_inverse_k = hn::Set(d, -1 / k), half = hn::Set(d, 0.5);
   const V upper = hn::Set(d, -std::expm1(-std::log(static_cast<double>(n)) / k) / a);
   V lambda = start, lo = zero, hi = infinity;
-  auto done = hn::Lt(one, zero);  // none
+  auto done = hn::Or(settled, hn::Lt(one, zero));
   for (int it = 0; it < 200; ++it) {
     const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
     // With the products of k = 3, 4, four sets of sums (column j in set j % 4): one set waited
@@ -1963,6 +1972,10 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
     const V s = hn::Add(hn::Add(sums[0], sums[1]), hn::Add(sums[2], sums[3]));
     const V slope = hn::Add(hn::Add(slopes[0], slopes[1]), hn::Add(slopes[2], slopes[3]));
     const V count = hn::Add(hn::Add(counts[0], counts[1]), hn::Add(counts[2], counts[3]));
+    if (it == 0 && short_start != nullptr) {  // a start that is no lower bound stops the lane
+      *short_start = hn::AndNot(done, hn::Lt(s, one));
+      done = hn::Or(done, *short_start);
+    }
     const auto active = hn::Not(done);
     const auto above = hn::Ge(s, one);
     // The entries proven outside leave, as newton_threshold drops them (DropOutsideLanes).
@@ -2060,22 +2073,29 @@ HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t stride, std::size_t c
 // (Dropping the entries proven outside on the way, as LaneThresholds does, cost more than it
 // saved on rows of 16-64.)
 template <class DF, class VF = hn::Vec<DF>>
-HWY_INLINE VF FloatLaneStarts(DF df, const float* y, std::size_t columns, double a, double k) {
+HWY_INLINE VF FloatLaneStarts(DF df, float* y, std::size_t columns, double a, double k, bool drop) {
   constexpr int kMaxSteps = 24;
   const std::size_t G = hn::Lanes(df);
   const VF av = hn::Set(df, static_cast<float>(a)), ak = hn::Set(df, static_cast<float>(a * k));
   const VF k_minus_one = hn::Set(df, static_cast<float>(k - 1));
   const VF minus_inverse_k = hn::Set(df, static_cast<float>(-1 / k));
   const VF zero = hn::Zero(df), one = hn::Set(df, 1.0F), resolution = hn::Set(df, 0x1p-12F);
-  VF lambda = zero;
+  VF lambda = zero, lo = zero;
   auto done = hn::Lt(one, zero);  // none
   for (int it = 0; it < kMaxSteps; ++it) {
     const VF base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
-    VF s = zero, slope = zero;
+    VF s = zero, slope = zero, count = zero;
     for (std::size_t j = 0; j < columns; ++j) {
       const VF u = hn::MulAdd(av, hn::Load(df, y + j * G), base);
-      AddPowerTerms<kPowerGeneral>(df, u, hn::Gt(u, zero), k_minus_one, s, slope);
+      const auto inside = hn::Gt(u, zero);
+      AddPowerTerms<kPowerGeneral>(df, u, inside, k_minus_one, s, slope);
+      count = hn::Add(count, hn::IfThenElseZero(inside, one));
     }
+    // The lanes' lower bounds (in float), below which no step goes: so the entries dropped at
+    // one stay zero terms, and a lane's start does not depend on when the drop came.
+    const auto lower_bound = hn::AndNot(done, hn::Ge(s, one));
+    lo = hn::IfThenElse(lower_bound, lambda, lo);
+    if (drop) columns = DropOutsideLanes(df, y, G, columns, a, lambda, count, lower_bound, done);
     const VF excess = hn::Sub(s, one);
     VF step = hn::Div(excess, hn::Mul(ak, slope));
     const auto use_f = k <= 4 ? hn::Le(excess, hn::Set(df, 0x1p-10F)) : hn::Lt(one, zero);
@@ -2085,8 +2105,9 @@ HWY_INLINE VF FloatLaneStarts(DF df, const float* y, std::size_t columns, double
     }
     const VF next = hn::Add(lambda, step);
     const auto moves = hn::AndNot(done, hn::IsFinite(next));
-    lambda = hn::IfThenElse(moves, next, lambda);
-    const auto small = hn::Le(hn::Abs(step), hn::Mul(resolution, hn::Max(one, hn::Abs(lambda))));
+    const VF previous = lambda;
+    lambda = hn::IfThenElse(moves, hn::Max(next, lo), lambda);
+    const auto small = hn::Le(hn::Abs(hn::Sub(lambda, previous)), hn::Mul(resolution, hn::Max(one, hn::Abs(lambda))));
     done = hn::Or(done, hn::Or(hn::Not(moves), small));
     if (hn::AllTrue(df, done)) break;
   }
@@ -2111,13 +2132,19 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   const hn::Repartition<float, decltype(d)> df;  // as many bytes: twice the lanes
 #endif
   constexpr std::size_t kMaxG = kMaxBytes / sizeof(float);
-  // FloatLaneStarts for a general power on rows of up to kMaxFloatStartRow (entmax-1.75, A/B on
-  // an AMD EPYC Zen 5, AVX-512: 1.15-1.25x faster on rows of 16, 1.0-1.1x on 64 and 128, 0.9x
-  // on 512, where the double steps from 0 soon sum only the few entries left after their drop,
-  // while the float steps and double's first step at the start sum all candidates). On n, not on
-  // the candidates, so that a row's result does not depend on the rows beside it.
-  constexpr std::size_t kMaxFloatStartRow = 64;
-  const bool general = k > 1 && k != 3 && k != 4 && n <= kMaxFloatStartRow;
+  // A general power starts from FloatLaneStarts. On rows of up to kMaxUncompactedRow the double
+  // steps start at its lambda on every candidate (entmax-1.75, A/B on an AMD EPYC Zen 5,
+  // AVX-512: 1.15-1.25x faster on rows of 16, 1.1x on 64). On longer rows, whose candidates are
+  // mostly outside the support, the float steps drop those they prove outside, and the double
+  // steps start at `floor`, just below the float lambda, on the candidates with u > 0 there
+  // only: exact for every lambda >= floor, which the bracket keeps to once the first step has
+  // proven floor a lower bound, so the result is that of the steps from floor on every
+  // candidate, to the bit. A row where floor is no lower bound is solved again on all its
+  // candidates from 0 (floor may lie where no entry is inside, where Newton has no step). The
+  // choice is on n, not on the candidates, so that a row's result does not depend on the rows
+  // beside it.
+  constexpr std::size_t kMaxUncompactedRow = 64;
+  const bool general = k > 1 && k != 3 && k != 4, compact = general && n > kMaxUncompactedRow;
   // Rows a group: Lanes(float) where FloatLaneStarts runs, else Lanes(double) (the columns of
   // rows of 512 with alpha = 1.25, near 420 candidates, stay in L1: twice as many rows a group
   // spilled them and cost 10%).
@@ -2131,21 +2158,25 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   T maxima[kMaxG] = {};
   std::size_t counts[kMaxG] = {};
   const WriteKind kind = EntmaxWriteKind<T>(a, k);  // entmax_row's write, the same for every row
+  // Row `l` of the group, its maximum known, into its column up to `columns` entries.
+  auto fill_column = [&](std::size_t first, std::size_t l, std::size_t columns) HWY_ATTR {
+    const std::size_t count = Collect(x + (first + l) * n, n, CandidateThreshold(maxima[l], gap, -kInf<T>), buffer);
+    for (std::size_t j = 0; j < count; ++j)
+      y[j * G + l] = static_cast<double>(buffer[j]) - static_cast<double>(maxima[l]);
+    for (std::size_t j = count; j < columns; ++j) y[j * G + l] = -kInf<double>;
+    return count;
+  };
   for (std::size_t first = 0; first < rows; first += G) {
     std::size_t group = std::min(G, rows - first), columns = 0;
     for (std::size_t l = 0; l < group; ++l) {
-      const T* row = x + (first + l) * n;
-      const T max = Max(row, n);
+      const T max = Max(x + (first + l) * n, n);
       if (!(max > -kInf<T> && max < kInf<T>)) {  // NaN, +inf or all -inf: the caller's row
         group = l;
         break;
       }
-      const std::size_t count = Collect(row, n, CandidateThreshold(max, gap, -kInf<T>), buffer);
-      for (std::size_t j = 0; j < count; ++j)
-        y[j * G + l] = static_cast<double>(buffer[j]) - static_cast<double>(max);
       maxima[l] = max;
-      counts[l] = count;
-      columns = std::max(columns, count);
+      counts[l] = fill_column(first, l, 0);
+      columns = std::max(columns, counts[l]);
     }
     for (std::size_t l = 0; l < G; ++l)
       for (std::size_t j = l < group ? counts[l] : 0; j < columns; ++j) y[j * G + l] = -kInf<double>;
@@ -2153,7 +2184,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       for (std::size_t j = 0; j < columns; ++j)
         for (std::size_t h = 0; h < G; h += L)
           hn::Store(hn::DemoteTo(dh, hn::Load(d, y + j * G + h)), dh, y_float + j * G + h);
-      hn::Store(FloatLaneStarts(df, y_float, columns, a, k), df, starts);
+      hn::Store(FloatLaneStarts(df, y_float, columns, a, k, compact), df, starts);
     }
     // Each Lanes(double) of the group's rows: lambda[l] and offset[l] as the solvers return
     // them, {lambda, 1 - a lambda} from Newton, {(1 - c) / a, c} from the offset form.
@@ -2161,19 +2192,43 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       std::size_t part_columns = 0;  // the most candidates of these rows
       for (std::size_t l = h; l < std::min(h + L, group); ++l) part_columns = std::max(part_columns, counts[l]);
       double* part = y + h;
+      const auto zero = hn::Zero(d), one = hn::Set(d, 1.0);
+      const auto none = hn::Lt(one, zero);
       if (k < 1) {
         hn::Store(k == 0.5 ? LaneOffsets<kPowerSqrt>(d, part, G, part_columns, a, k, n)
                            : LaneOffsets<kPowerGeneral>(d, part, G, part_columns, a, k, n), d, offset + h);
         for (std::size_t l = h; l < h + L; ++l) lambda[l] = (1 - offset[l]) / a;
-      } else {
-        const auto zero = hn::Zero(d);
-        hn::Store(k == 3   ? LaneThresholds<3>(d, part, G, part_columns, a, k, n, zero)
-                  : k == 4 ? LaneThresholds<4>(d, part, G, part_columns, a, k, n, zero)
-                           : LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n,
-                                                           general ? hn::PromoteTo(d, hn::Load(dh, starts + h)) : zero),
-                  d, lambda + h);
-        for (std::size_t l = h; l < h + L; ++l) offset[l] = 1 - a * lambda[l];
+        continue;
       }
+      hn::Vec<decltype(d)> result;
+      if (k == 3) {
+        result = LaneThresholds<3>(d, part, G, part_columns, a, k, n, zero, none, nullptr);
+      } else if (k == 4) {
+        result = LaneThresholds<4>(d, part, G, part_columns, a, k, n, zero, none, nullptr);
+      } else if (!compact) {
+        result = LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n,
+                                               hn::PromoteTo(d, hn::Load(dh, starts + h)), none, nullptr);
+      } else {
+        const auto start = hn::PromoteTo(d, hn::Load(dh, starts + h));
+        const auto floor = hn::Max(zero, hn::NegMulAdd(hn::Set(d, 0x1p-16), hn::Max(one, hn::Abs(start)), start));
+        // u = 1 + a (y - floor) as LaneThresholds forms it: an entry with u <= 0 there has
+        // u <= 0 at every lambda >= floor (the rounding of both products is monotone).
+        const auto av = hn::Set(d, a), base = hn::NegMulAdd(av, floor, one);
+        const std::size_t kept = CompactLanes(d, part, G, part_columns, [&](auto v) HWY_ATTR {
+          return hn::Gt(hn::MulAdd(av, v, base), zero);
+        });
+        auto short_start = none;
+        result = LaneThresholds<kPowerGeneral>(d, part, G, kept, a, k, n, floor, none, &short_start);
+        if (!hn::AllFalse(d, short_start)) {  // all candidates again, for those rows from 0
+          for (std::size_t l = h; l < std::min(h + L, group); ++l) fill_column(first, l, part_columns);
+          result = hn::IfThenElse(short_start,
+                                  LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n, zero,
+                                                                hn::Not(short_start), nullptr),
+                                  result);
+        }
+      }
+      hn::Store(result, d, lambda + h);
+      for (std::size_t l = h; l < h + L; ++l) offset[l] = 1 - a * lambda[l];
     }
     for (std::size_t l = 0; l < group; ++l) {
       const std::size_t r = first + l;
