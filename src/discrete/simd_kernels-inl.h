@@ -1945,13 +1945,12 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
                             std::size_t n, V start, hn::Mask<D> settled, hn::Mask<D>* short_start) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
   constexpr double kNearRoot = 0x1p-10, kNearRootMaxK = 4;  // as in newton_threshold
-  const std::size_t L = hn::Lanes(d);
   const V av = hn::Set(d, a), k_minus_one = hn::Set(d, k - 1), ak = hn::Set(d, a * k);
   const V zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
   const V minus_inverse_k = hn::Set(d, -1 / k), half = hn::Set(d, 0.5);
   const V upper = hn::Set(d, -std::expm1(-std::log(static_cast<double>(n)) / k) / a);
   V lambda = start, lo = zero, hi = infinity;
-  auto done = hn::Or(settled, hn::Lt(one, zero));
+  auto done = settled;
   for (int it = 0; it < 200; ++it) {
     const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
     // With the products of k = 3, 4, four sets of sums (column j in set j % 4): one set waited
@@ -2070,8 +2069,8 @@ HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t stride, std::size_t c
 // float's 1e-7, one that finds the step at the rounding level) where from 0 they took five to
 // eight; the start moves the result only within the rounding of the root.
 // y: the candidates of Lanes(df) rows in columns (y[j Lanes(df) + l]), -inf past a row's count.
-// (Dropping the entries proven outside on the way, as LaneThresholds does, cost more than it
-// saved on rows of 16-64.)
+// With `drop`, the entries proven outside leave on the way, as LaneThresholds drops them (on
+// rows of 16-64 that cost more than it saved).
 template <class DF, class VF = hn::Vec<DF>>
 HWY_INLINE VF FloatLaneStarts(DF df, float* y, std::size_t columns, double a, double k, bool drop) {
   constexpr int kMaxSteps = 24;
@@ -2115,12 +2114,12 @@ HWY_INLINE VF FloatLaneStarts(DF df, float* y, std::size_t columns, double a, do
 }
 
 // Whole rows of entmax with k = 1/a not 1 or 2 and a >= 0.1 (alpha >= 1.1, not 1.5 or 2), of
-// length n <= kMaxPowerRow, Lanes(float) rows at a time (see Kernels::power_rows): per row the
-// maximum and the candidates (entries above max - 1/a), the threshold by LaneThresholds (k > 1;
-// a general power on short rows from FloatLaneStarts) or LaneOffsets (k < 1) on each
-// Lanes(double) of them,
-// then the write of entmax_row. Stops at the first row whose maximum is not finite and returns
-// its index (rows when every row is done).
+// length n <= kMaxPowerRow, Lanes(float) rows at a time for a k that is not an integer, else
+// Lanes(double) (see Kernels::power_rows): per row the maximum and the candidates (entries
+// above max - 1/a), the threshold by LaneThresholds (k > 1; a k that is not an integer from
+// FloatLaneStarts) or LaneOffsets (k < 1) on each Lanes(double) of them, then the write of
+// entmax_row. Stops at the first row whose maximum is not finite and returns its index (rows
+// when every row is done).
 template <class T>
 std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, double a, double k, T* buffer) {
   HWY_ASSERT(n <= kMaxPowerRow);
@@ -2150,6 +2149,8 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // spilled them and cost 10%).
   const std::size_t L = hn::Lanes(d), G = general ? hn::Lanes(df) : L;
   const T gap = static_cast<T>(1 / a);
+  const auto zero = hn::Zero(d), one = hn::Set(d, 1.0);
+  const auto none = hn::Lt(one, zero);
   // Candidate j of the group's row l at [j G + l], in double and (general powers) in float.
   alignas(kMaxBytes) double y[kMaxPowerRow * kMaxG];
   alignas(kMaxBytes) float y_float[kMaxPowerRow * kMaxG];
@@ -2192,8 +2193,6 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       std::size_t part_columns = 0;  // the most candidates of these rows
       for (std::size_t l = h; l < std::min(h + L, group); ++l) part_columns = std::max(part_columns, counts[l]);
       double* part = y + h;
-      const auto zero = hn::Zero(d), one = hn::Set(d, 1.0);
-      const auto none = hn::Lt(one, zero);
       if (k < 1) {
         hn::Store(k == 0.5 ? LaneOffsets<kPowerSqrt>(d, part, G, part_columns, a, k, n)
                            : LaneOffsets<kPowerGeneral>(d, part, G, part_columns, a, k, n), d, offset + h);
