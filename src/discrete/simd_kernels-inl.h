@@ -273,72 +273,96 @@ HWY_INLINE void WriteIntegerPower(const T* x, T* p, std::size_t n, const WritePa
   });
 }
 
-// WriteKind::power: u = a (x - shift) + c and p = u^k scale where u > 0, all in double (Pow,
+// WriteKind::power over `rows` rows of n (row r at x + r n, out at p + r n, which may be x):
+// u = a (x - shifts[r]) + offsets[r] and p = u^k scale where u > 0, all in double (Pow,
 // pow-inl.h), rounded to T once: float rows within half an ulp of the exact p for every alpha.
 // (Before: exp(k log1p(a (y - lambda))) in T, 20-60 float ulps in the bulk of a row near
 // alpha = 1 and 140-350 at alpha = 1.75-1.9; entries near the support's edge had no correct
 // digit. Pow in float with the residuals of u and k still left 12-60 ulps near alpha = 1.)
-// A block of kBlock entries at a time: the positions of the entries that may be inside (x above
-// a bound checked in T) are packed, the powers taken over whole vectors of those entries only
-// (gathered), then the block zeroed and the powers stored to their positions. A sparse row's
-// support is a few entries spread over many vectors (entmax-1.75 on N(0, 1) rows of 512: 6.5
-// entries in 5.9 of 32 vectors of 16 floats), so the powers of every lane of the vectors it
-// touches cost some ten times the powers needed.
+// Up to kBlock entries at a time (whole rows, or a long row's parts): the positions of the
+// entries that may be inside (x above its row's bound, checked in T) are packed, the powers
+// taken over whole vectors of those entries only (gathered with their row's shift and offset),
+// then the block zeroed and the powers stored to their positions. A sparse row's support is a
+// few entries spread over many vectors (entmax-1.75 on N(0, 1) rows of 512: 6.5 entries in 5.9
+// of 32 vectors of 16 floats; about 3 on rows of 16), so the powers of every lane of the
+// vectors it touches cost some ten times the powers needed, and short rows one at a time
+// waited on a power's latency each.
 template <class T>
-HWY_INLINE void WriteGeneralPower(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
+HWY_INLINE void WriteGeneralPowers(const T* x, T* p, std::size_t n, std::size_t rows, const double* shifts,
+                                   const double* offsets, double a, double k, double scale) {
   const hn::ScalableTag<T> dv;
-  const hn::RebindToSigned<decltype(dv)> di;
-  using I = hn::TFromD<decltype(di)>;
+  const hn::RebindToSigned<decltype(dv)> dvi;  // positions and rows in T's width
+  using I = hn::TFromD<decltype(dvi)>;
   const hn::ScalableTag<double> d;
   const hn::Rebind<T, decltype(d)> dt;
-  const std::size_t N = hn::Lanes(dt);
-  const auto shift = hn::Set(d, static_cast<double>(w.shift)), a = hn::Set(d, w.exact_a);
-  const auto c = hn::Set(d, w.exact_offset), zero = hn::Zero(d), infinity = hn::Set(d, kInf<double>);
-  const auto k = hn::Set(d, w.exact_k), scale = hn::Set(d, w.scale);
-  // u > 0 needs x > shift - c / a (a > 0), checked in T against a bound rounded down past the
-  // rounding of its double form; with a < 0 every finite entry may be inside.
-  const double edge = static_cast<double>(w.shift) - w.exact_offset / w.exact_a;
-  const T bound = w.exact_a > 0 ? sparcon::detail::round_down<T>(
-                                      edge - 4 * std::numeric_limits<double>::epsilon() *
-                                                 (std::abs(static_cast<double>(w.shift)) + std::abs(edge)))
-                                : -kInf<T>;
-  const auto below_all = hn::Set(dv, bound);
-  constexpr std::size_t kBlock = 512, kSlack = kMaxBytes / sizeof(T);  // a whole vector past the end
-  alignas(kMaxBytes) I positions[kBlock + kSlack];
+  const hn::Rebind<I, decltype(d)> di;
+  const hn::Rebind<std::int64_t, decltype(d)> di64;
+  const std::size_t N = hn::Lanes(d);
+  const auto av = hn::Set(d, a), kv = hn::Set(d, k), scale_v = hn::Set(d, scale);
+  const auto zero = hn::Zero(d), infinity = hn::Set(d, kInf<double>);
+  constexpr std::size_t kBlock = 1024, kSlack = kMaxBytes / sizeof(T);  // a whole vector past the end
+  alignas(kMaxBytes) I positions[kBlock + kSlack], row_of[kBlock + kSlack];
   alignas(kMaxBytes) T powers[kBlock + kSlack];
-  const hn::Rebind<I, decltype(dt)> dit;
-  const auto lane = hn::Iota(di, 0);  // Highway 1.0.3 builds Iota through memory: once, not per vector
-  for (std::size_t begin = 0; begin < n; begin += kBlock) {
-    const std::size_t length = std::min(kBlock, n - begin);
-    const T* block = x + begin;
-    // The positions of the entries that may be inside, branch-free: which vectors hold them is
-    // as good as random, and a mispredicted branch costs more than a compress.
-    std::size_t count = 0;
-    ForEachVector(dv, block, length, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
-      const auto maybe = hn::RebindMask(di, hn::And(hn::Gt(v, below_all), hn::FirstN(dv, lanes)));
-      const auto position = hn::Add(lane, hn::Set(di, static_cast<I>(i)));
-      hn::StoreU(CompressLanes(di, position, maybe), di, positions + count);
-      count += hn::CountTrue(di, maybe);
-    });
+  const auto lane = hn::Iota(dvi, 0);  // Highway 1.0.3 builds Iota through memory: once, not per vector
+  std::size_t chunk = 0, count = 0;    // where the block starts (an entry of x), entries packed
+  // The powers of the packed entries, then the block [chunk, end) zeroed and the powers stored.
+  auto flush = [&](std::size_t end) HWY_ATTR {
+    const T* block = x + chunk;
     for (std::size_t j = 0; j < count; j += N) {
-      const auto where = LoadTail(dit, positions + j, std::min(N, count - j), I(0));
+      const std::size_t part = std::min(N, count - j);
+      const auto where = LoadTail(di, positions + j, part, I(0));
+      const auto row = LoadTail(di, row_of + j, part, I(0));
+      hn::Vec<decltype(d)> value;
+      hn::Vec<decltype(di64)> row64;
+      if constexpr (std::is_same_v<T, float>) {
+        value = hn::PromoteTo(d, hn::GatherIndex(dt, block, where));
+        row64 = hn::PromoteTo(di64, row);
+      } else {
+        value = hn::GatherIndex(d, block, where);
+        row64 = row;
+      }
       // Outside: below the support, or a masked entry (-inf; +inf in u when a < 0).
-      const auto u = hn::MulAdd(a, hn::Sub(PromoteColumn(d, hn::GatherIndex(dt, block, where)), shift), c);
+      const auto u = hn::MulAdd(av, hn::Sub(value, hn::GatherIndex(d, shifts, row64)), hn::GatherIndex(d, offsets, row64));
       const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
-      const auto power = hn::IfThenElseZero(inside, hn::Mul(Pow(d, hn::IfThenElse(inside, u, hn::Set(d, 1.0)), k), scale));
+      const auto power = hn::IfThenElseZero(inside, hn::Mul(Pow(d, hn::IfThenElse(inside, u, hn::Set(d, 1.0)), kv), scale_v));
       if constexpr (std::is_same_v<T, float>) {
         hn::Store(hn::DemoteTo(dt, power), dt, powers + j);
       } else {
         hn::Store(power, dt, powers + j);
       }
     }
-    // Written only now: p may be x.
-    T* out = p + begin;
-    ForEachVector(dv, out, length, T(0), [&](std::size_t i, auto, std::size_t lanes) HWY_ATTR {
+    T* out = p + chunk;
+    ForEachVector(dv, out, end - chunk, T(0), [&](std::size_t i, auto, std::size_t lanes) HWY_ATTR {
       StorePartial(dv, hn::Zero(dv), out + i, lanes);
     });
     for (std::size_t j = 0; j < count; ++j) out[positions[j]] = powers[j];
+    chunk = end;
+    count = 0;
+  };
+  for (std::size_t r = 0; r < rows; ++r) {
+    // u > 0 needs x > shift - offset / a (a > 0), checked in T against a bound rounded down past
+    // the rounding of its double form; with a < 0 every finite entry may be inside.
+    const double edge = shifts[r] - offsets[r] / a;
+    const T bound = a > 0 ? sparcon::detail::round_down<T>(
+                                edge - 4 * std::numeric_limits<double>::epsilon() * (std::abs(shifts[r]) + std::abs(edge)))
+                          : -kInf<T>;
+    const auto below_all = hn::Set(dv, bound);
+    const auto row = hn::Set(dvi, static_cast<I>(r));
+    for (std::size_t begin = 0; begin < n; begin += kBlock) {
+      const std::size_t length = std::min(kBlock, n - begin), from = r * n + begin;
+      if (from + length - chunk > kBlock) flush(from);
+      // Branch-free: which vectors hold entries inside is as good as random, and a mispredicted
+      // branch costs more than a compress.
+      ForEachVector(dv, x + from, length, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
+        const auto maybe = hn::RebindMask(dvi, hn::And(hn::Gt(v, below_all), hn::FirstN(dv, lanes)));
+        const auto position = hn::Add(lane, hn::Set(dvi, static_cast<I>(from - chunk + i)));
+        hn::StoreU(CompressLanes(dvi, position, maybe), dvi, positions + count);
+        hn::StoreU(row, dvi, row_of + count);
+        count += hn::CountTrue(dvi, maybe);
+      });
+    }
   }
+  flush(rows * n);
 }
 
 template <class T>
@@ -358,8 +382,10 @@ void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
     case WriteKind::linear:
     case WriteKind::square:
       return WriteOffsetPower(x, p, n, w.shift, w.a, w.c, w.kind == WriteKind::square);
-    case WriteKind::power:
-      return WriteGeneralPower(x, p, n, w);
+    case WriteKind::power: {
+      const double shift = static_cast<double>(w.shift);
+      return WriteGeneralPowers(x, p, n, 1, &shift, &w.exact_offset, w.exact_a, w.exact_k, w.scale);
+    }
     case WriteKind::power_near_one:
       run([&](auto y) HWY_ATTR {
         const auto t = hn::Mul(a, hn::Sub(y, lambda));
@@ -2182,7 +2208,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // Candidate j of the group's row l at [j G + l], in double and (general powers) in float.
   alignas(kMaxBytes) double y[kMaxPowerRow * kMaxG];
   alignas(kMaxBytes) float y_float[kMaxPowerRow * kMaxG];
-  alignas(kMaxBytes) double lambda[kMaxG], offset[kMaxG];
+  alignas(kMaxBytes) double lambda[kMaxG], offset[kMaxG], shifts[kMaxG];
   alignas(kMaxBytes) float starts[kMaxG];
   T maxima[kMaxG] = {};
   std::size_t counts[kMaxG] = {};
@@ -2257,18 +2283,23 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       hn::Store(result, d, lambda + h);
       for (std::size_t l = h; l < h + L; ++l) offset[l] = 1 - a * lambda[l];
     }
+    if (kind == WriteKind::power) {  // the group's powers together
+      for (std::size_t l = 0; l < group; ++l) shifts[l] = static_cast<double>(maxima[l]);
+      WriteGeneralPowers(x + first * n, p + first * n, n, group, shifts, offset, a, k, 1.0);
+    }
     for (std::size_t l = 0; l < group; ++l) {
       const std::size_t r = first + l;
       // The write of entmax_row for this k.
-      Write(x + r * n, p + r * n, n,
-            {.kind = kind,
-             .shift = maxima[l],
-             .a = static_cast<T>(a),
-             .c = static_cast<T>(offset[l]),
-             .k = static_cast<T>(k),
-             .exact_a = a,
-             .exact_offset = offset[l],
-             .exact_k = k});
+      if (kind != WriteKind::power)
+        Write(x + r * n, p + r * n, n,
+              {.kind = kind,
+               .shift = maxima[l],
+               .a = static_cast<T>(a),
+               .c = static_cast<T>(offset[l]),
+               .k = static_cast<T>(k),
+               .exact_a = a,
+               .exact_offset = offset[l],
+               .exact_k = k});
       if (tau) tau[r] = sparcon::detail::entmax_tau(a, maxima[l], lambda[l]);
     }
     if (group < std::min(G, rows - first)) return first + group;
