@@ -284,7 +284,7 @@ HWY_INLINE void WriteIntegerPower(const T* x, T* p, std::size_t n, const WritePa
 // taken over whole vectors of those entries only (gathered with their row's shift and offset),
 // then the block zeroed and the powers stored to their positions. A sparse row's support is a
 // few entries spread over many vectors (entmax-1.75 on N(0, 1) rows of 512: 6.5 entries in 5.9
-// of 32 vectors of 16 floats; about 3 on rows of 16), so the powers of every lane of the
+// of 32 vectors of 16 floats; 3.5 on rows of 16), so the powers of every lane of the
 // vectors it touches cost some ten times the powers needed, and short rows one at a time
 // waited on a power's latency each.
 template <class T>
