@@ -333,9 +333,7 @@ HWY_INLINE void WriteGeneralPowers(const T* x, T* p, std::size_t n, std::size_t 
       }
     }
     T* out = p + chunk;
-    ForEachVector(dv, out, end - chunk, T(0), [&](std::size_t i, auto, std::size_t lanes) HWY_ATTR {
-      StorePartial(dv, hn::Zero(dv), out + i, lanes);
-    });
+    std::fill(out, p + end, T(0));
     for (std::size_t j = 0; j < count; ++j) out[positions[j]] = powers[j];
     chunk = end;
     count = 0;
@@ -2303,15 +2301,13 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       hn::Store(result, d, lambda + h);
       for (std::size_t l = h; l < h + L; ++l) offset[l] = 1 - a * lambda[l];
     }
-    if (kind == WriteKind::power) {  // the group's powers together
+    // The write of entmax_row for this k: a general power's for the group's rows together.
+    if (kind == WriteKind::power) {
       for (std::size_t l = 0; l < group; ++l) shifts[l] = static_cast<double>(maxima[l]);
       WriteGeneralPowers(x + first * n, p + first * n, n, group, shifts, offset, a, k, 1.0);
-    }
-    for (std::size_t l = 0; l < group; ++l) {
-      const std::size_t r = first + l;
-      // The write of entmax_row for this k.
-      if (kind != WriteKind::power)
-        Write(x + r * n, p + r * n, n,
+    } else {
+      for (std::size_t l = 0; l < group; ++l)
+        Write(x + (first + l) * n, p + (first + l) * n, n,
               {.kind = kind,
                .shift = maxima[l],
                .a = static_cast<T>(a),
@@ -2320,8 +2316,9 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
                .exact_a = a,
                .exact_offset = offset[l],
                .exact_k = k});
-      if (tau) tau[r] = sparcon::detail::entmax_tau(a, maxima[l], lambda[l]);
     }
+    if (tau)
+      for (std::size_t l = 0; l < group; ++l) tau[first + l] = sparcon::detail::entmax_tau(a, maxima[l], lambda[l]);
     if (group < std::min(G, rows - first)) return first + group;
   }
   return rows;
