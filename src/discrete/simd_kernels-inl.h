@@ -1675,10 +1675,11 @@ HWY_INLINE T BelowLowerBound(T max, double lambda, double a) {
 // Rows of at least this many entries may take LaneMaximaLowerBound before their collection.
 constexpr std::size_t kMinLaneBoundRow = 128;
 
-// A lower bound lambda of entmax-1.5's threshold (k = 2) from a row's 2N lane maxima (MaxOf's),
-// before its collection, or 0 where it would not pay: one Newton step from 0 (NewtonLowerBound)
-// on those 2N entries alone, whose F is below the row's (they are a subset of its entries), so
-// that the step stays at or left of the row's threshold. On N(0,1) scores it takes the
+// A lower bound lambda of a threshold (entmax-1.5's, k = 2, or a power's, PowerRows) from a
+// row's 2N lane maxima (MaxOf's), before its collection, or 0 where it would not pay:
+// bound(), one Newton step from 0 (NewtonLowerBound, PowerLowerBound) on those 2N entries
+// alone, whose F is below the row's (they are a subset of its entries), so that the step stays
+// at or left of the row's threshold. On N(0,1) scores it takes entmax-1.5's
 // candidates of rows of 128 from 38 on average to 20, of rows of 512 from 83 to 34 (2N = 16;
 // NarrowCandidates would narrow them after the collection). Taken only where at least 3/4 of
 // the lane maxima are candidates, i.e. where the row has many: the step is a chain of
@@ -1686,14 +1687,14 @@ constexpr std::size_t kMinLaneBoundRow = 128;
 // saved on rows of few candidates (4 N(0,1) scores: 0.64-0.77x) and on rows of 64 (0.81x; AVX2,
 // an AMD EPYC Zen 3, 2026-12-03; rows of 128 and 512 of N(0,1) 1.1x and 1.3x faster).
 // candidate_threshold: max - 1/a as CandidateThreshold rounds it.
-template <class T>
-HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T max, T candidate_threshold, double a, int k) {
+template <class T, class Bound>
+HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T candidate_threshold, Bound&& bound) {
   const hn::ScalableTag<T> d;
   const std::size_t N = hn::Lanes(d);
   const auto candidate = hn::Set(d, candidate_threshold);
   const std::size_t near = hn::CountTrue(d, hn::Gt(hn::Load(d, lane_maxima), candidate)) +
                            hn::CountTrue(d, hn::Gt(hn::Load(d, lane_maxima + N), candidate));
-  return 4 * near >= 3 * 2 * N ? NewtonLowerBound(lane_maxima, 2 * N, max, a, k, 0.0) : 0.0;
+  return 4 * near >= 3 * 2 * N ? bound() : 0.0;
 }
 
 // The candidates of a row of n >= kMinLaneBoundRow entries into out (room for n + N) above
@@ -1704,10 +1705,13 @@ template <class T>
 HWY_NOINLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double a, int k, T* max, T* out,
                                                double* lambda) {
   alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];  // 2 N of them, see MaxOf
+  const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
   *max = MaxOf(row, n, lane_maxima);
   if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
   const T candidate_threshold = CandidateThreshold(*max, static_cast<T>(1 / a), -kInf<T>);
-  *lambda = LaneMaximaLowerBound(lane_maxima, *max, candidate_threshold, a, k);
+  *lambda = LaneMaximaLowerBound(lane_maxima, candidate_threshold, [&]() HWY_ATTR {
+    return NewtonLowerBound(lane_maxima, 2 * N, *max, a, k, 0.0);
+  });
   return Collect(row, n, *lambda > 0 ? BelowLowerBound(*max, *lambda, a) : candidate_threshold, out);
 }
 
@@ -2130,8 +2134,38 @@ HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t stride, std::size_t c
   return c;
 }
 
+// PowerRows' NewtonLowerBound: a lower bound lambda >= 0 of the threshold of
+// sum [1 + a (y - lambda)]_+^k = 1 (k > 1, y = x - max) from one Newton step from 0 on
+// F = s^(1/k) - 1 over x[0, n) alone, s = sum u^k, u = 1 + a y:
+//   lambda' = s (1 - s^(-1/k)) / (a sum u^(k-1))
+// (in a vector by Pow: the scalar expm1 and log1p of LaneThresholds' numerator cost 13% of
+// entmax-1.25 on rows of 128, a scalar pow 9%; the cancellation near s = 1 only touches steps
+// far below the margin of BelowLowerBound).
+// F is convex and decreasing (the k-norm of the convex [1 + a (y - lambda)]_+), and that of a
+// subset of a row's entries is below the row's, so the step stays at or left of the row's
+// root. 0 where the step is not positive or not finite.
+template <int Power, class T>
+HWY_INLINE double PowerLowerBound(const T* x, std::size_t n, T max, double a, double k) {
+  const hn::ScalableTag<double> d;
+  using V = hn::Vec<decltype(d)>;
+  const hn::Rebind<T, decltype(d)> dt;
+  const V shift = hn::Set(d, static_cast<double>(max)), av = hn::Set(d, a), one = hn::Set(d, 1.0);
+  const V k_minus_one = hn::Set(d, k - 1);
+  V s = hn::Zero(d), slope = s;
+  ForEachVector(dt, x, n, -kInf<T>, [&](std::size_t, auto v, std::size_t) HWY_ATTR {
+    const V u = hn::MulAdd(av, hn::Sub(PromoteColumn(d, v), shift), one);  // -inf padding: u = -inf
+    AddPowerTerms<Power>(d, u, hn::Gt(u, hn::Zero(d)), k_minus_one, s, slope);
+  });
+  const V sum = hn::SumOfLanes(d, s);
+  const V step = hn::Div(hn::Mul(sum, hn::Sub(one, Pow(d, sum, hn::Set(d, -1 / k)))),
+                         hn::Mul(av, hn::SumOfLanes(d, slope)));
+  const double lambda = hn::GetLane(step);
+  return lambda > 0 && lambda < kInf<double> ? lambda : 0.0;
+}
+
 // The start of LaneThresholds for a general power: the same Newton steps (on F, and on f near
-// the root for k <= 4) in float, from 0, twice the rows a vector. With Pow's shorter float
+// the root for k <= 4) in float, from `start` (0, or a lower bound from the lane maxima, below
+// which no step goes), twice the rows a vector. With Pow's shorter float
 // polynomials a step costs about a quarter of double's (AVX-512), and the first steps, far from
 // the root, need no more precision. A lane stops once its step is below 2^-12 of
 // max(1, |lambda|) (Newton then has the root to about float's rounding), at kMaxSteps, or where
@@ -2144,14 +2178,14 @@ HWY_INLINE V LaneOffsets(D d, const double* y, std::size_t stride, std::size_t c
 // With `drop`, the entries proven outside leave on the way, as LaneThresholds drops them (on
 // rows of 16-64 that cost more than it saved).
 template <class DF, class VF = hn::Vec<DF>>
-HWY_INLINE VF FloatLaneStarts(DF df, float* y, std::size_t columns, double a, double k, bool drop) {
+HWY_INLINE VF FloatLaneStarts(DF df, float* y, std::size_t columns, double a, double k, VF start, bool drop) {
   constexpr int kMaxSteps = 24;
   const std::size_t G = hn::Lanes(df);
   const VF av = hn::Set(df, static_cast<float>(a)), ak = hn::Set(df, static_cast<float>(a * k));
   const VF k_minus_one = hn::Set(df, static_cast<float>(k - 1));
   const VF minus_inverse_k = hn::Set(df, static_cast<float>(-1 / k));
   const VF zero = hn::Zero(df), one = hn::Set(df, 1.0F), resolution = hn::Set(df, 0x1p-12F);
-  VF lambda = zero, lo = zero;
+  VF lambda = start, lo = start;
   auto done = hn::Lt(one, zero);  // none
   for (int it = 0; it < kMaxSteps; ++it) {
     const VF base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
@@ -2228,12 +2262,20 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   alignas(kMaxBytes) float y_float[kMaxPowerRow * kMaxG];
   alignas(kMaxBytes) double lambda[kMaxG], offset[kMaxG], shifts[kMaxG];
   alignas(kMaxBytes) float starts[kMaxG];
-  T maxima[kMaxG] = {};
+  T maxima[kMaxG] = {}, thresholds[kMaxG] = {};
   std::size_t counts[kMaxG] = {};
+  // Rows of kMinLaneBoundRow and more: the candidates above a lower bound of lambda from the
+  // lane maxima (LaneMaximaLowerBound, PowerLowerBound) where it pays, else 0, and Newton's start
+  // (N(0,1) rows of 512: entmax-1.25's from about 410 to 190 a row and a step fewer, alpha = 4/3's
+  // from 250 to 75; entmax-1.75's lane maxima are mostly no candidates, and it takes none).
+  const bool lane_bound = n >= kMinLaneBoundRow;
+  alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];
+  alignas(kMaxBytes) double lower[kMaxG] = {};
+  alignas(kMaxBytes) float lower_float[kMaxG] = {};
   const WriteKind kind = EntmaxWriteKind<T>(a, k);  // entmax_row's write, the same for every row
   // Row `l` of the group, its maximum known, into its column up to `columns` entries.
   auto fill_column = [&](std::size_t first, std::size_t l, std::size_t columns) HWY_ATTR {
-    const std::size_t count = Collect(x + (first + l) * n, n, CandidateThreshold(maxima[l], gap, -kInf<T>), buffer);
+    const std::size_t count = Collect(x + (first + l) * n, n, thresholds[l], buffer);
     for (std::size_t j = 0; j < count; ++j)
       y[j * G + l] = static_cast<double>(buffer[j]) - static_cast<double>(maxima[l]);
     for (std::size_t j = count; j < columns; ++j) y[j * G + l] = -kInf<double>;
@@ -2242,22 +2284,40 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   for (std::size_t first = 0; first < rows; first += G) {
     std::size_t group = std::min(G, rows - first), columns = 0;
     for (std::size_t l = 0; l < group; ++l) {
-      const T max = Max(x + (first + l) * n, n);
+      const T* row = x + (first + l) * n;
+      const T max = lane_bound ? MaxOf(row, n, lane_maxima) : Max(row, n);
       if (!(max > -kInf<T> && max < kInf<T>)) {  // NaN, +inf or all -inf: the caller's row
         group = l;
         break;
       }
       maxima[l] = max;
+      lower[l] = !lane_bound || k < 1 ? 0.0 : LaneMaximaLowerBound(lane_maxima, CandidateThreshold(max, gap, -kInf<T>), [&]() HWY_ATTR {
+        const std::size_t m = 2 * hn::Lanes(hn::ScalableTag<T>());  // MaxOf's lane maxima
+        return k == 3   ? PowerLowerBound<3>(lane_maxima, m, max, a, k)
+               : k == 4 ? PowerLowerBound<4>(lane_maxima, m, max, a, k)
+                        : PowerLowerBound<kPowerGeneral>(lane_maxima, m, max, a, k);
+      });
+    }
+    // The collections after every row's bound: a bound is a chain of reductions and a power,
+    // which the next rows' maxima and bounds overlap when nothing waits on it in between.
+    // Collected right after its bound (and with detail::round_down then branching on the
+    // bound's rounding, mispredicted about every other row, which discarded the work begun on
+    // the next rows), entmax-1.25 on rows of 128 lost 10% to the bounds instead of gaining 5%.
+    for (std::size_t l = 0; l < group; ++l) {
+      thresholds[l] = lower[l] > 0 ? BelowLowerBound(maxima[l], lower[l], a) : CandidateThreshold(maxima[l], gap, -kInf<T>);
+      lower_float[l] = static_cast<float>(lower[l]);
       counts[l] = fill_column(first, l, 0);
       columns = std::max(columns, counts[l]);
     }
-    for (std::size_t l = 0; l < G; ++l)
+    for (std::size_t l = 0; l < G; ++l) {
       for (std::size_t j = l < group ? counts[l] : 0; j < columns; ++j) y[j * G + l] = -kInf<double>;
+      if (l >= group) lower[l] = lower_float[l] = 0;
+    }
     if (general) {
       for (std::size_t j = 0; j < columns; ++j)
         for (std::size_t h = 0; h < G; h += L)
           hn::Store(hn::DemoteTo(dh, hn::Load(d, y + j * G + h)), dh, y_float + j * G + h);
-      hn::Store(FloatLaneStarts(df, y_float, columns, a, k, compact), df, starts);
+      hn::Store(FloatLaneStarts(df, y_float, columns, a, k, hn::Load(df, lower_float), compact), df, starts);
     }
     // Each Lanes(double) of the group's rows: lambda[l] and offset[l] as the solvers return
     // them, {lambda, 1 - a lambda} from Newton, {(1 - c) / a, c} from the offset form.
@@ -2273,9 +2333,9 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       }
       hn::Vec<decltype(d)> result;
       if (k == 3) {
-        result = LaneThresholds<3>(d, part, G, part_columns, a, k, n, zero, none, nullptr);
+        result = LaneThresholds<3>(d, part, G, part_columns, a, k, n, hn::Load(d, lower + h), none, nullptr);
       } else if (k == 4) {
-        result = LaneThresholds<4>(d, part, G, part_columns, a, k, n, zero, none, nullptr);
+        result = LaneThresholds<4>(d, part, G, part_columns, a, k, n, hn::Load(d, lower + h), none, nullptr);
       } else if (!compact) {
         result = LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n,
                                                hn::PromoteTo(d, hn::Load(dh, starts + h)), none, nullptr);

@@ -194,9 +194,11 @@ struct Kernels {
   /// Entmax with k = 1/a not 1 or 2 and a >= 0.1 (alpha >= 1.1, not 1.5 or 2) on `rows` rows
   /// of length n <= kMaxPowerRow in one call, Lanes(double) rows at a time (Lanes(float) for
   /// a k that is not an integer), one row per lane: per row the maximum, the candidates
-  /// (entries above max - 1/a) in `buffer`, the threshold by the Newton steps of
-  /// newton_threshold (k > 1) or offset_threshold (k < 1) (the same steps, bracket and stop per
-  /// lane, the sums in another order, for a k that is not an integer from a start found by the
+  /// (entries above max - 1/a, or for k > 1 on rows of 128 and more, where most lane maxima
+  /// are candidates, above max + lambda_0 - 1/a with lambda_0 <= lambda from one Newton step on
+  /// the lane maxima) in `buffer`, the threshold by the Newton steps of newton_threshold (k > 1)
+  /// or offset_threshold (k < 1) (the same steps, bracket and stop per lane, the sums in
+  /// another order, from lambda_0, for a k that is not an integer from a start found by the
   /// same steps in float: within rounding of the row-at-a-time solver's) and the write of
   /// entmax_row; tau, if not null, gets a (max + lambda) - 1. Stops at the first
   /// row whose maximum is not finite (NaN, +inf or all -inf) and returns its index (rows when

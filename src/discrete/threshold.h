@@ -5,18 +5,31 @@
 // double with compensated sums, whatever the row type.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace sparcon::detail {
 
 /// The largest T that is <= v: thresholds used to drop entries must never round upward.
+/// Without a branch: v rounded to nearest, then one step toward -inf where that went above v
+/// (the bits of t less 1 where t >= 0, plus 1 where t < 0; t = +0 only rounds v >= 0, which
+/// takes no step). A branch on the rounding, as good as random, was mispredicted about every
+/// other time, after the chain of reductions that computed v (Kernels::power_rows' bounds).
+/// NaN stays NaN.
 template <class T>
 T round_down(double v) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  using Bits = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
   const T t = static_cast<T>(v);
-  return static_cast<double>(t) > v ? std::nextafter(t, -std::numeric_limits<T>::infinity()) : t;
+  const Bits bits = std::bit_cast<Bits>(t);
+  const Bits toward_minus_inf = -1 - 2 * (bits >> (8 * sizeof(Bits) - 1));  // -1 or +1
+  const Bits above = -static_cast<Bits>(static_cast<double>(t) > v);         // all ones or 0
+  return std::bit_cast<T>(static_cast<Bits>(bits + (toward_minus_inf & above)));
 }
 
 /// Threshold of a row in shifted form. For the power maps (entmax, normmax), with
