@@ -2282,7 +2282,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     return count;
   };
   // Row l of the group: its maximum (false where not finite: the caller's row) and bound.
-  auto bound_row = [&](std::size_t first, std::size_t l) HWY_ATTR {
+  auto bound_row = [&](std::size_t first, std::size_t l) HWY_ATTR __attribute__((always_inline)) {
     const T* row = x + (first + l) * n;
     const T max = lane_bound ? MaxOf(row, n, lane_maxima) : Max(row, n);
     if (!(max > -kInf<T> && max < kInf<T>)) return false;
@@ -2296,7 +2296,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     return true;
   };
   // Row l's candidates into its column, above its bound's threshold.
-  auto collect_row = [&](std::size_t first, std::size_t l) HWY_ATTR {
+  auto collect_row = [&](std::size_t first, std::size_t l) HWY_ATTR __attribute__((always_inline)) {
     thresholds[l] = lower[l] > 0 ? BelowLowerBound(maxima[l], lower[l], a) : CandidateThreshold(maxima[l], gap, -kInf<T>);
     lower_float[l] = static_cast<float>(lower[l]);
     counts[l] = fill_column(first, l, 0);
