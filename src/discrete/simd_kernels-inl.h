@@ -2287,17 +2287,21 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     const T max = lane_bound ? MaxOf(row, n, lane_maxima) : Max(row, n);
     if (!(max > -kInf<T> && max < kInf<T>)) return false;
     maxima[l] = max;
-    lower[l] = !lane_bound || k < 1 ? 0.0 : LaneMaximaLowerBound(lane_maxima, CandidateThreshold(max, gap, -kInf<T>), [&]() HWY_ATTR {
+    lower[l] = 0;
+    if (lane_bound && k > 1) {
       const std::size_t m = 2 * hn::Lanes(hn::ScalableTag<T>());  // MaxOf's lane maxima
-      return k == 3   ? PowerLowerBound<3>(lane_maxima, m, max, a, k)
-             : k == 4 ? PowerLowerBound<4>(lane_maxima, m, max, a, k)
-                      : PowerLowerBound<kPowerGeneral>(lane_maxima, m, max, a, k);
-    });
+      lower[l] = LaneMaximaLowerBound(lane_maxima, CandidateThreshold(max, gap, -kInf<T>), [&]() HWY_ATTR {
+        return k == 3   ? PowerLowerBound<3>(lane_maxima, m, max, a, k)
+               : k == 4 ? PowerLowerBound<4>(lane_maxima, m, max, a, k)
+                        : PowerLowerBound<kPowerGeneral>(lane_maxima, m, max, a, k);
+      });
+    }
     return true;
   };
   // Row l's candidates into its column, above its bound's threshold.
   auto collect_row = [&](std::size_t first, std::size_t l) HWY_ATTR __attribute__((always_inline)) {
-    thresholds[l] = lower[l] > 0 ? BelowLowerBound(maxima[l], lower[l], a) : CandidateThreshold(maxima[l], gap, -kInf<T>);
+    thresholds[l] = lower[l] > 0 ? BelowLowerBound(maxima[l], lower[l], a)
+                                 : CandidateThreshold(maxima[l], gap, -kInf<T>);
     lower_float[l] = static_cast<float>(lower[l]);
     counts[l] = fill_column(first, l, 0);
   };
