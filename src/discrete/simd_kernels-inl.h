@@ -2271,7 +2271,6 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   const bool lane_bound = n >= kMinLaneBoundRow;
   alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];
   alignas(kMaxBytes) double lower[kMaxG] = {};
-  alignas(kMaxBytes) float lower_float[kMaxG] = {};
   const WriteKind kind = EntmaxWriteKind<T>(a, k);  // entmax_row's write, the same for every row
   // Row `l` of the group, its maximum known, into its column up to `columns` entries.
   auto fill_column = [&](std::size_t first, std::size_t l, std::size_t columns) HWY_ATTR {
@@ -2302,7 +2301,6 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto collect_row = [&](std::size_t first, std::size_t l) HWY_ATTR __attribute__((always_inline)) {
     thresholds[l] = lower[l] > 0 ? BelowLowerBound(maxima[l], lower[l], a)
                                  : CandidateThreshold(maxima[l], gap, -kInf<T>);
-    lower_float[l] = static_cast<float>(lower[l]);
     counts[l] = fill_column(first, l, 0);
   };
   // Where the group before took a bound, the bounds of all the group's rows go before their
@@ -2331,9 +2329,11 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     bounds_first = took_bound;
     for (std::size_t l = 0; l < G; ++l) {
       for (std::size_t j = l < group ? counts[l] : 0; j < columns; ++j) y[j * G + l] = -kInf<double>;
-      if (l >= group) lower[l] = lower_float[l] = 0;
+      if (l >= group) lower[l] = 0;
     }
     if (general) {
+      alignas(kMaxBytes) float lower_float[kMaxG];  // the float steps' start
+      for (std::size_t l = 0; l < G; ++l) lower_float[l] = static_cast<float>(lower[l]);
       for (std::size_t j = 0; j < columns; ++j)
         for (std::size_t h = 0; h < G; h += L)
           hn::Store(hn::DemoteTo(dh, hn::Load(d, y + j * G + h)), dh, y_float + j * G + h);
