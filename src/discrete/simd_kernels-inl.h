@@ -29,6 +29,7 @@
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
+
 HWY_BEFORE_NAMESPACE();
 namespace sparcon::simd::HWY_NAMESPACE {
 namespace {
@@ -1235,27 +1236,41 @@ struct BlockCandidates {
 
 // ---- tiny rows, one row per lane ---------------------------------------------------------------
 
-// Whether the tiny blocks and groups of rows of T (below) hold a row per lane of a vector of T
-// and sort it in T, converting to double after the sort: floats on targets below AVX-512, where
-// a network of floats sorts twice the rows a network of doubles does for the same instructions
-// (AVX2, an AMD EPYC Zen 3, 2026-12-03: rows of 16 1.1-1.2x faster, of 64 1.2-1.3x). Floats
-// on AVX-512 go 8 rows at a time (ColumnsOfRows makes their columns in registers, in double;
-// not measured in float there), doubles a vector at a time.
+// A block of rows (the tiny rows, or a group of candidates) holds a row per lane and is sorted
+// in float, a vector of floats of rows converted to double after the sort, or in double, a
+// vector of doubles of rows (half as many for the same instructions). Floats sort in float on
+// every target below AVX-512 (AVX2, an AMD EPYC Zen 3, 2026-12-03: rows of 16 1.1-1.2x faster
+// than in double, of 64 1.2-1.3x).
 template <class T>
-constexpr bool kSortsFloatLanes = std::is_same_v<T, float> && HWY_TARGET > HWY_AVX3 && HWY_TARGET != HWY_SCALAR;
+constexpr bool kSortsOnlyFloatLanes = std::is_same_v<T, float> && HWY_TARGET > HWY_AVX3 && HWY_TARGET != HWY_SCALAR;
+// On AVX-512 floats sort in float where the network is long: tiny rows of 16 and 32 entries
+// (TinyRows; 1.2-1.3x faster than 8 rows in double on rows of 16 of sparsemax and entmax-1.5, an
+// AMD EPYC Zen 5, 2026-12-05), and entmax-1.5's groups of up to 32 candidates (ShortRows: rows of
+// 64 and 128 1.1-1.2x faster). Shorter networks gain less than the 16-row transpose and the
+// conversions cost (sparsemax's groups of 16 candidates: 0.8-0.9x), and rows of 4-8 entries
+// keep doubles (not measured).
+template <class T, std::size_t Size>
+constexpr bool kSortsFloatLanes =
+    kSortsOnlyFloatLanes<T> || (std::is_same_v<T, float> && HWY_TARGET <= HWY_AVX3 && Size >= 16);
 
-// The rows of a tiny block or group: a vector of floats where kSortsFloatLanes, else of doubles.
-template <class T>
-HWY_INLINE std::size_t BlockRows() {
-  if constexpr (kSortsFloatLanes<T>) {
+// The rows of a block that sorts in float (Floats) or in double.
+template <class T, bool Floats>
+HWY_INLINE std::size_t BlockRowsOf() {
+  if constexpr (Floats) {
     return hn::Lanes(hn::ScalableTag<float>());
   } else {
     return hn::Lanes(hn::ScalableTag<double>());
   }
 }
 
+// The rows of a tiny block (TinyRows) of rows of up to Size entries.
+template <class T, std::size_t Size>
+HWY_INLINE std::size_t BlockRows() {
+  return BlockRowsOf<T, kSortsFloatLanes<T, Size>>();
+}
+
 // Rows of a few entries cost a horizontal reduction per pass; the kernels for them take a block
-// of BlockRows<T>() rows at once, transposed (column j of the rows in one vector, row l in
+// of BlockRows<T, Size>() rows at once, transposed (column j of the rows in one vector, row l in
 // lane l), so that each reduction becomes lane-wise arithmetic shared by the rows.
 template <std::size_t Size, class T>
 struct TinyBlock {
@@ -1267,7 +1282,7 @@ struct TinyBlock {
 // to retire, and a gather per column costs more (both measured).
 template <std::size_t Size, class T>
 HWY_INLINE void TransposeTinyBlock(const T* x, std::size_t n, TinyBlock<Size, T>& block) {
-  const std::size_t L = BlockRows<T>();
+  const std::size_t L = BlockRows<T, Size>();
   for (std::size_t l = 0; l < L; ++l)
     for (std::size_t j = 0; j < n; ++j) block.columns[j][l] = x[l * n + j];
 }
@@ -1425,7 +1440,7 @@ template <std::size_t Size, std::size_t Capacity, class T>
 HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t n, int k, double* maxima,
                                double* offsets) {
   static_assert(Size <= Capacity);
-  using U = std::conditional_t<kSortsFloatLanes<T>, float, double>;  // the type the network sorts
+  using U = std::conditional_t<kSortsFloatLanes<T, Capacity>, float, double>;  // the type the network sorts
   const hn::ScalableTag<U> d;
   const hn::Rebind<T, decltype(d)> dt;
   hn::Vec<decltype(d)> y[Size];
@@ -1459,14 +1474,16 @@ HWY_INLINE void WriteShortRow(const T* x, T* p, T* tau, std::size_t n, int k, co
 // ---- blocks of rows of floats loaded whole -------------------------------------------------------
 
 // Floats on every target but HWY_SCALAR load a block's rows whole, a vector at a time, and make
-// their columns in registers: on AVX-512 8 rows of 16 into 16 columns of 8 doubles
-// (ColumnsOfRows), elsewhere N rows of N floats into N columns of N floats (TransposeSquare,
-// N = 4 or 8), which kSortsFloatLanes sorts in float. A block's rows are given as
-// rows[h][l] = entries [N h, N h + N) of row l, -inf past its end.
+// their columns in registers: N rows of N floats into N columns of N floats (TransposeSquare,
+// N = 4, 8 or 16) where they sort in float (kFloatBlockRows<true> rows), on AVX-512 also 8 rows
+// of 16 into 16 columns of 8 doubles (ColumnsOfRows) where they sort in double
+// (kFloatBlockRows<false>). A block's rows are given as rows[h][l] = entries [N h, N h + N) of
+// row l, -inf past its end.
 using FloatTag = hn::ScalableTag<float>;
 using FloatVec = hn::Vec<FloatTag>;
 constexpr std::size_t kRowLanes = hn::MaxLanes(FloatTag());  // N
-constexpr std::size_t kFloatBlockRows = HWY_TARGET <= HWY_AVX3 ? 8 : kRowLanes;
+template <bool Floats>
+constexpr std::size_t kFloatBlockRows = Floats ? kRowLanes : kRowLanes / 2;
 // The vectors of a row of up to Size entries.
 template <std::size_t Size>
 constexpr std::size_t kRowVectors = (Size + kRowLanes - 1) / kRowLanes;
@@ -1511,14 +1528,16 @@ HWY_INLINE void ColumnsOfRows(DD, const hn::Vec<hn::ScalableTag<float>>* rows, h
     y[12 + j] = upper(second);
   }
 }
-#else
-// columns[j] = column j of the N rows rows[0, N) of N floats (N = 4 or 8), row l in lane l: the
-// rows interleaved by pairs of floats, then of pairs (columns j and 4 + j of rows 4q..4q + 3
-// in u[4q + j]), then, for N = 8, the 128-bit halves regrouped.
+#endif
+
+// columns[j] = column j of the N rows rows[0, N) of N floats (N = 4, 8 or 16), row l in lane
+// l: the rows interleaved by pairs of floats, then of pairs (column 4b + j of rows 4q..4q + 3
+// in 128-bit block b of u[4q + j]), then, for N = 8, the 256-bit halves regrouped, for N = 16
+// the 128-bit blocks (a 4 x 4 transpose of blocks for each j).
 template <class D>
 HWY_INLINE void TransposeSquare(D d, const hn::Vec<D>* rows, hn::Vec<D>* columns) {
   constexpr std::size_t N = hn::MaxLanes(D());
-  static_assert(N == 4 || N == 8);
+  static_assert(N == 4 || N == 8 || N == 16);
   const hn::Repartition<double, D> d64;
   hn::Vec<D> t[N], u[N];
   for (std::size_t p = 0; p < N / 2; ++p) {
@@ -1536,27 +1555,43 @@ HWY_INLINE void TransposeSquare(D d, const hn::Vec<D>* rows, hn::Vec<D>* columns
   for (std::size_t j = 0; j < 4; ++j) {
     if constexpr (N == 4) {
       columns[j] = u[j];
-    } else {
+    } else if constexpr (N == 8) {
       columns[j] = hn::ConcatLowerLower(d, u[4 + j], u[j]);
       columns[4 + j] = hn::ConcatUpperUpper(d, u[4 + j], u[j]);
+    } else {
+#if HWY_TARGET <= HWY_AVX3
+      const __m512 s0 = _mm512_shuffle_f32x4(u[j].raw, u[4 + j].raw, _MM_SHUFFLE(1, 0, 1, 0));
+      const __m512 s1 = _mm512_shuffle_f32x4(u[j].raw, u[4 + j].raw, _MM_SHUFFLE(3, 2, 3, 2));
+      const __m512 s2 = _mm512_shuffle_f32x4(u[8 + j].raw, u[12 + j].raw, _MM_SHUFFLE(1, 0, 1, 0));
+      const __m512 s3 = _mm512_shuffle_f32x4(u[8 + j].raw, u[12 + j].raw, _MM_SHUFFLE(3, 2, 3, 2));
+      columns[j] = hn::Vec<D>{_mm512_shuffle_f32x4(s0, s2, _MM_SHUFFLE(2, 0, 2, 0))};
+      columns[4 + j] = hn::Vec<D>{_mm512_shuffle_f32x4(s0, s2, _MM_SHUFFLE(3, 1, 3, 1))};
+      columns[8 + j] = hn::Vec<D>{_mm512_shuffle_f32x4(s1, s3, _MM_SHUFFLE(2, 0, 2, 0))};
+      columns[12 + j] = hn::Vec<D>{_mm512_shuffle_f32x4(s1, s3, _MM_SHUFFLE(3, 1, 3, 1))};
+#endif
     }
   }
 }
-#endif
 
-// SolveTinyColumns on the block of kFloatBlockRows rows of up to Size entries given as vectors.
-template <std::size_t Size>
-HWY_INLINE bool SolveFloatRows(const FloatVec (*rows)[kFloatBlockRows], int k, double* maxima, double* offsets) {
+// SolveTinyColumns on the columns [0, Size) of a block of kFloatBlockRows<Floats> rows given as
+// vectors, sorted in float (Floats) or in double (AVX-512 only).
+template <std::size_t Size, bool Floats>
+HWY_INLINE bool SolveFloatRows(const FloatVec (*rows)[kFloatBlockRows<Floats>], int k, double* maxima,
+                               double* offsets) {
+  if constexpr (Floats) {
+    FloatVec y[kRowLanes * kRowVectors<Size>];
+    for (std::size_t h = 0; h < kRowVectors<Size>; ++h) TransposeSquare(FloatTag(), rows[h], y + kRowLanes * h);
+    return SolveTinyColumns<Size>(FloatTag(), y, k, maxima, offsets);
+  } else {
 #if HWY_TARGET <= HWY_AVX3
-  const hn::ScalableTag<double> dd;
-  hn::Vec<decltype(dd)> y[16 * kRowVectors<Size>];
-  for (std::size_t h = 0; h < kRowVectors<Size>; ++h) ColumnsOfRows(dd, rows[h], y + 16 * h);
-  return SolveTinyColumns<Size>(dd, y, k, maxima, offsets);
+    const hn::ScalableTag<double> dd;
+    hn::Vec<decltype(dd)> y[16 * kRowVectors<Size>];
+    for (std::size_t h = 0; h < kRowVectors<Size>; ++h) ColumnsOfRows(dd, rows[h], y + 16 * h);
+    return SolveTinyColumns<Size>(dd, y, k, maxima, offsets);
 #else
-  FloatVec y[kRowLanes * kRowVectors<Size>];
-  for (std::size_t h = 0; h < kRowVectors<Size>; ++h) TransposeSquare(FloatTag(), rows[h], y + kRowLanes * h);
-  return SolveTinyColumns<Size>(FloatTag(), y, k, maxima, offsets);
+    static_assert(Floats, "floats sort in double on AVX-512 only");
 #endif
+  }
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -1573,24 +1608,25 @@ HWY_INLINE bool SolveFloatRows(const FloatVec (*rows)[kFloatBlockRows], int k, d
 template <std::size_t Size, class T, class RowDone>
 HWY_INLINE std::size_t TinyRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 RowDone&& row_done) {
-  const std::size_t L = BlockRows<T>();
+  const std::size_t L = BlockRows<T, Size>();
   TinyBlock<Size, T> blocks[2];
-  alignas(kMaxBytes) double maxima[kMaxBytes / sizeof(double)], offsets[kMaxBytes / sizeof(double)];
+  alignas(kMaxBytes) double maxima[kMaxBytes / sizeof(float)], offsets[kMaxBytes / sizeof(float)];
   // The thresholds of rows [r, r + L), the b-th block.
   auto solve_block = [&](std::size_t b, std::size_t r) HWY_ATTR -> bool {
 #if HWY_TARGET != HWY_SCALAR
     if constexpr (std::is_same_v<T, float>) {
       constexpr bool kMasked = HWY_TARGET <= HWY_AVX3;
       if (kMasked || n % kRowLanes == 0) {
-        FloatVec loaded[kRowVectors<Size>][kFloatBlockRows];
-        for (std::size_t l = 0; l < kFloatBlockRows; ++l) {
+        constexpr bool kFloats = kSortsFloatLanes<T, Size>;
+        FloatVec loaded[kRowVectors<Size>][kFloatBlockRows<kFloats>];
+        for (std::size_t l = 0; l < kFloatBlockRows<kFloats>; ++l) {
           for (std::size_t h = 0; h < kRowVectors<Size>; ++h) {
             loaded[h][l] = kMasked ? RowVector(x + (r + l) * n, n, h)
                          : kRowLanes * h < n ? hn::LoadU(FloatTag(), x + (r + l) * n + kRowLanes * h)
                                              : hn::Set(FloatTag(), -kInf<float>);
           }
         }
-        return SolveFloatRows<Size>(loaded, k, maxima, offsets);
+        return SolveFloatRows<Size, kFloats>(loaded, k, maxima, offsets);
       }
     }
 #endif
@@ -1746,7 +1782,8 @@ HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, i
 // 10% for entmax-1.5 (AVX2) while their candidates mostly exceeded the block, and since
 // NarrowCandidates gain 1.15x (sparsemax) and 1.3x (entmax-1.5) on AVX-512, 1.1-1.5x on AVX2 (an
 // AMD EPYC, 2026-12-02; floats: 16 KiB a group of 8); rows of 4096 floats lost, their group of 8
-// (128 KiB) read again from L2 by the writes.
+// (128 KiB) read again from L2 by the writes. (Groups of 16 rows, entmax-1.5's floats on
+// AVX-512, take rows of up to 256.)
 constexpr std::size_t kMaxGroupedRow = 512;
 constexpr std::size_t kMaxGroupBytes = 16384;
 
@@ -1755,8 +1792,8 @@ constexpr std::size_t kMaxGroupBytes = 16384;
 // (count <= Size, candidates the slot) in lane l, Solve<S> finds the thresholds of the columns [0, S) by SolveTinyColumns (S = Size, or
 // 16 when no row has more). A lane that no row was added to since the last Solve keeps finite
 // values (the maximum 0 alone at first, then an earlier row's candidates), whose threshold is
-// computed and not used.
-template <std::size_t Size, class T>
+// computed and not used. Floats: whether a block of floats sorts in float (kSortsFloatLanes).
+template <std::size_t Size, class T, bool Floats = false>
 struct GroupBlock {
   TinyBlock<Size, T> block;
 
@@ -1785,9 +1822,9 @@ struct GroupBlock {
 // retired: loaded right after them, a vector across several fresh stores waits for them) and
 // turns them into the block's columns in registers (SolveFloatRows). Below AVX-512, whose masked
 // loads read no further than asked, Add pads the slot with -inf and Solve loads whole vectors.
-template <std::size_t Size>
-struct GroupBlock<Size, float> {
-  static constexpr std::size_t kVectors = kRowVectors<Size>, kRows = kFloatBlockRows;
+template <std::size_t Size, bool Floats>
+struct GroupBlock<Size, float, Floats> {
+  static constexpr std::size_t kVectors = kRowVectors<Size>, kRows = kFloatBlockRows<Floats>;
   static constexpr bool kPads = HWY_TARGET > HWY_AVX3;
   static_assert(Size % kRowLanes == 0 && Size <= 32);
   alignas(kMaxBytes) float slots[kRows][kMaxGroupedRow + 2 * 32];  // Collect's n + N, or count + Size
@@ -1821,7 +1858,7 @@ struct GroupBlock<Size, float> {
       }
       pending[l] = false;
     }
-    SolveFloatRows<S>(rows, k, maxima, offsets);
+    SolveFloatRows<S, Floats>(rows, k, maxima, offsets);
   }
 };
 #endif
@@ -1908,11 +1945,12 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // the block is solved at 16 columns when no row of the group has more (the sorting network of
   // 16 costs a third of that of 32). Each row of a group is collected into a slot of its own,
   // which GroupBlock may read only when the group is solved.
-  auto grouped = [&](auto size) HWY_ATTR -> std::size_t {
+  auto grouped = [&](auto size, auto floats) HWY_ATTR -> std::size_t {
     constexpr std::size_t Size = decltype(size)::value, Narrow = 16;
+    constexpr bool Floats = decltype(floats)::value;
     constexpr std::size_t kLanes = kMaxBytes / sizeof(float);
-    const std::size_t L = BlockRows<T>();
-    GroupBlock<Size, T> block;
+    const std::size_t L = BlockRowsOf<T, Floats>();
+    GroupBlock<Size, T, Floats> block;
     RowThreshold<T> thresholds[kLanes];
     bool in_block[kLanes];
     alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
@@ -1951,11 +1989,21 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     }
     return one_by_one(r);
   };
-  // A group's rows are read again by the writes after the last one's collection.
-  if (n > kMaxGroupedRow || n * BlockRows<T>() * sizeof(T) > kMaxGroupBytes)
-    return one_by_one(0);
-  return k == 1 ? grouped(std::integral_constant<std::size_t, 16>())
-                : grouped(std::integral_constant<std::size_t, kMaxTinyQuadraticRow>());
+  // A group's rows are read again by the writes after the last one's collection: groups whose
+  // rows exceed kMaxGroupBytes go one by one. Floats on AVX-512 sort entmax-1.5's groups in float
+  // (16 rows) where those fit, else in double (8 rows: rows of 512 lost 3-5% with 16 rows in 32
+  // KiB, an AMD EPYC Zen 5, 2026-12-05), sparsemax's always in double (see kSortsFloatLanes).
+  using Size16 = std::integral_constant<std::size_t, 16>;
+  using Size32 = std::integral_constant<std::size_t, kMaxTinyQuadraticRow>;
+  using Default = std::integral_constant<bool, kSortsOnlyFloatLanes<T>>;  // in double unless it must
+  using InFloat = std::integral_constant<bool, std::is_same_v<T, float> && HWY_TARGET != HWY_SCALAR>;
+  auto fits = [&](std::size_t group_rows) HWY_ATTR {
+    return n <= kMaxGroupedRow && n * group_rows * sizeof(T) <= kMaxGroupBytes;
+  };
+  if (k == 1) return fits(BlockRowsOf<T, Default::value>()) ? grouped(Size16(), Default()) : one_by_one(0);
+  if (fits(BlockRowsOf<T, InFloat::value>())) return grouped(Size32(), InFloat());
+  if (fits(BlockRowsOf<T, Default::value>())) return grouped(Size32(), Default());
+  return one_by_one(0);
 }
 
 // ---- rows of a general power, one row per lane ------------------------------------------------
