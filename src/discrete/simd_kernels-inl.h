@@ -1787,26 +1787,27 @@ HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, i
 constexpr std::size_t kMaxGroupedRow = 512;
 constexpr std::size_t kMaxGroupBytes = 16384;
 
-// The block of a group of rows in ShortRows: row l's candidates are collected into Slot(l,
-// buffer) (room for kMaxGroupedRow + kMaxLanes), Add(l, candidates, count) puts them
-// (count <= Size, candidates the slot) in lane l, Solve<S> finds the thresholds of the columns [0, S) by SolveTinyColumns (S = Size, or
-// 16 when no row has more). A lane that no row was added to since the last Solve keeps finite
-// values (the maximum 0 alone at first, then an earlier row's candidates), whose threshold is
-// computed and not used. Floats: whether a block of floats sorts in float (kSortsFloatLanes).
+// The block of a group of rows in ShortRows: row l's candidates are collected into Slot(l)
+// (room for kMaxGroupedRow + kMaxLanes), Add(l, count) puts them (count <= Size) in lane l,
+// Solve<S> finds the thresholds of the columns [0, S) by SolveTinyColumns (S = Size, or 16 when
+// no row has more). A lane that no row was added to since the last Solve keeps finite values
+// (the maximum 0 alone at first, then an earlier row's candidates), whose threshold is computed
+// and not used. Floats: whether a block of floats sorts in float (kSortsFloatLanes).
 template <std::size_t Size, class T, bool Floats = false>
 struct GroupBlock {
+  static constexpr std::size_t kRows = kMaxBytes / sizeof(double);  // at least BlockRowsOf<T, false>()
   TinyBlock<Size, T> block;
+  alignas(kMaxBytes) T slots[kRows][kMaxGroupedRow + kMaxBytes / sizeof(T)];
 
   GroupBlock() {
     for (std::size_t j = 0; j < Size; ++j)
       for (auto& entry : block.columns[j]) entry = j == 0 ? T(0) : -kInf<T>;
   }
-  // Every row into the same buffer: Add moves them into the block right away.
-  T* Slot(std::size_t, T* buffer) { return buffer; }
+  T* Slot(std::size_t l) { return slots[l]; }
   // By scalar stores as each row is collected, so that they have retired when Solve's vector
   // loads read the columns.
-  void Add(std::size_t l, const T* candidates, std::size_t count) {
-    for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? candidates[j] : -kInf<T>;
+  void Add(std::size_t l, std::size_t count) {
+    for (std::size_t j = 0; j < Size; ++j) block.columns[j][l] = j < count ? slots[l][j] : -kInf<T>;
   }
   template <std::size_t S>
   void Solve(int k, double* maxima, double* offsets) {
@@ -1839,8 +1840,8 @@ struct GroupBlock<Size, float, Floats> {
         rows[h][l] = hn::IfThenElse(hn::FirstN(d, h == 0 ? 1 : 0), hn::Zero(d), hn::Set(d, -kInf<float>));
     }
   }
-  float* Slot(std::size_t l, float*) { return slots[l]; }
-  void Add(std::size_t l, const float*, std::size_t count) {  // the candidates are slots[l]
+  float* Slot(std::size_t l) { return slots[l]; }
+  void Add(std::size_t l, std::size_t count) {
     pending[l] = true;
     counts[l] = count;
     if constexpr (kPads) {
@@ -1879,12 +1880,12 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   const T gap = static_cast<T>(1 / a);
   const std::size_t pairwise = k == 1 ? kPairwiseLinear : kPairwiseQuadratic;
   alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
-  // The last row's lower bound of lambda from NarrowCandidates, Newton's start.
+  // The last row's lower bound of lambda (CollectAboveLaneBound's, NarrowCandidates'), Newton's
+  // start.
   double lower = 0;
   // The candidates of row r into out (room for n + kMaxLanes), *max its maximum; 0 when the
-  // maximum is not finite (NaN, +inf or all -inf: the caller's row). More than `limit` are
-  // narrowed.
-  auto collect = [&](std::size_t r, T* max, std::size_t limit, T* out) HWY_ATTR -> std::size_t {
+  // maximum is not finite (NaN, +inf or all -inf: the caller's row).
+  auto collect = [&](std::size_t r, T* max, T* out) HWY_ATTR -> std::size_t {
     const T* row = x + r * n;
     std::size_t count;
     if (k == 2 && n >= kMinLaneBoundRow) {
@@ -1895,7 +1896,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       count = Collect(row, n, CandidateThreshold(*max, gap, -kInf<T>), out);
       lower = 0;
     }
-    return count <= limit ? count : NarrowCandidates(out, count, *max, k, limit, &lower);
+    return count;
   };
   // The threshold from the count candidates at `candidates`; false beyond kMaxFusedCandidates.
   auto solve = [&](const T* candidates, std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {
@@ -1924,7 +1925,8 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto row_done = [&](std::size_t r) HWY_ATTR {
     T max;
     RowThreshold<T> t;
-    const std::size_t count = collect(r, &max, pairwise, buffer);
+    std::size_t count = collect(r, &max, buffer);
+    if (count > pairwise) count = NarrowCandidates(buffer, count, max, k, pairwise, &lower);
     if (count == 0 || !solve(buffer, count, max, &t)) return false;
     write(r, t);
     return true;
@@ -1968,24 +1970,51 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         write(r + l, thresholds[l]);
       }
     };
+    // Each group in three passes: its rows collected (up to the first whose maximum is not
+    // finite, the caller's) and added to the block without a branch (a row with more than Size
+    // candidates fills its lane with its first Size, finite, whose threshold is not used), then
+    // the rows with more narrowed and added again, then those still left solved on their own.
+    // A Newton step of NarrowCandidates (reductions, a square root and a division that its
+    // collection waits for) on a fifth of entmax-1.5's rows of 64 stalled the rows after it,
+    // and its mispredicted branch among the collections discarded their work (three passes:
+    // rows of 64 1.14-1.16x faster; with the branch left in the first, 1.01x; an AMD EPYC Zen 5,
+    // 2026-12-05).
     std::size_t r = 0;
     for (; r + L <= rows; r += L) {
+      std::size_t counts[kLanes], end = L;
+      T row_maxima[kLanes];
+      double lower_bounds[kLanes];
       bool any_in_block = false, wide = false;
+      auto add = [&](std::size_t l) HWY_ATTR {
+        block.Add(l, counts[l]);
+        in_block[l] = counts[l] <= Size;
+        any_in_block |= in_block[l];
+        wide |= in_block[l] & (counts[l] > Narrow);
+      };
       for (std::size_t l = 0; l < L; ++l) {
-        T max;
-        T* candidates = block.Slot(l, buffer);
-        const std::size_t count = collect(r + l, &max, Size, candidates);
-        in_block[l] = count != 0 && count <= Size;
-        if (in_block[l]) {
-          block.Add(l, candidates, count);
-          any_in_block = true;
-          wide = wide || count > Narrow;
-        } else if (count == 0 || !solve(candidates, count, max, &thresholds[l])) {
+        counts[l] = collect(r + l, &row_maxima[l], block.Slot(l));
+        lower_bounds[l] = lower;
+        if (counts[l] == 0) {
+          end = l;
+          break;
+        }
+        add(l);
+      }
+      for (std::size_t l = 0; l < end; ++l) {
+        if (in_block[l]) continue;
+        counts[l] = NarrowCandidates(block.Slot(l), counts[l], row_maxima[l], k, Size, &lower_bounds[l]);
+        add(l);
+      }
+      for (std::size_t l = 0; l < end; ++l) {
+        if (in_block[l]) continue;
+        lower = lower_bounds[l];  // Newton's start
+        if (!solve(block.Slot(l), counts[l], row_maxima[l], &thresholds[l])) {
           write_group(r, l, any_in_block, wide);  // the rows before, then this one is the caller's
           return r + l;
         }
       }
-      write_group(r, L, any_in_block, wide);
+      write_group(r, end, any_in_block, wide);
+      if (end < L) return r + end;
     }
     return one_by_one(r);
   };
