@@ -29,7 +29,6 @@
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
-
 HWY_BEFORE_NAMESPACE();
 namespace sparcon::simd::HWY_NAMESPACE {
 namespace {
