@@ -1,6 +1,7 @@
 // One row of a forward map, for the batch functions (forward.cc) and the losses (losses.cc).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -77,7 +78,10 @@ inline void check_parameter(const char* function, Map map, double parameter, std
 template <class T>
 void check_family(const char* function, const Family<T>& family, Rows rows) {
   check_per_row(function, parameter_name(family.map), family.parameter, rows.count);
-  for (std::size_t r = 0; r < rows.count; ++r)
+  // A shared value is checked once (as row 0's), not once per row: on 65536 rows of 16 the
+  // loop cost 7% of sparsemax's backward.
+  const std::size_t checked = family.parameter.shared() ? std::min<std::size_t>(rows.count, 1) : rows.count;
+  for (std::size_t r = 0; r < checked; ++r)
     check_parameter(function, family.map, static_cast<double>(family.parameter[r]), rows.length, r);
 }
 
