@@ -26,13 +26,17 @@ repetitions; the repetitions of all functions of one (shape, thread count) are i
 shuffled order so a burst of load from elsewhere is spread over them. Reported: the median
 over repetitions of the time per call. Before timing, sparcon is checked against the references
 (values and gradients within 1e-5 on a small input), and on the benchmark data the forward
-outputs of sparcon and of the reference are compared (max |difference| reported).
+outputs of sparcon and of the reference are compared (max |difference| reported). glibc's heap
+thresholds are fixed first (--malloc pinned, see pin_malloc): with its own, whether each call's
+freed output goes back to the kernel, to be faulted in again by the next, differs from process to
+process, and forward+backward times with it (up to 3x).
 
 Also timed: the per-call overhead of torch.ops.sparcon.sparsemax on a 1x16 input, against
 torch.softmax on the same input, torch.ops.aten._softmax (the cost of any call through
 torch.ops) and an empty Python function call.
 """
 import argparse
+import ctypes
 import datetime
 import math
 import os
@@ -54,6 +58,31 @@ DEFAULT_LIBRARY = os.path.join(ROOT, "build", "release", "torch", "libsparcon_to
 SHAPES = [(1024, 512), (64, 32000), (8, 1000000)]
 ALPHAS = [1.25, 1.75]
 SEED = 1234
+
+
+# glibc's mallopt parameters (malloc.h) and the largest mmap threshold it accepts (64-bit).
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
+
+
+def pin_malloc():
+    """Keeps glibc's heap from going back to the kernel between calls.
+
+    By default glibc serves a freed block's size from the heap after its first mmap and returns
+    the heap's top to the kernel once more than twice that is free there. Whether an output
+    freed after each call lands there depends on the heap's layout, which differs from process
+    to process: measured on 8192x64 (AMD EPYC, 2026-12-05), sparsemax forward+backward took
+    0.35-0.45 ms in four processes of six and 1.0-1.4 ms in the other two, every call faulting
+    its 2 MB gradient in page by page; torch.softmax's forward+backward 0.54 ms or 0.83 ms
+    likewise. Fixed thresholds (the largest mmap threshold, so every benchmark shape's tensor
+    comes from the heap, and no trimming) give every process and every function the same
+    conditions. Returns whether glibc accepted both."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return False
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)) and bool(
+        libc.mallopt(M_TRIM_THRESHOLD, 1 << 30))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -363,7 +392,11 @@ def main():
     ap.add_argument("--threads", default="1,2", help="thread counts (default 1,2)")
     ap.add_argument("--shapes", default="all",
                     help="comma-separated RxC (default: 1024x512,64x32000,8x1000000)")
+    ap.add_argument("--malloc", choices=["pinned", "default"], default="pinned",
+                    help="pinned (default): fixed glibc heap thresholds, see pin_malloc; "
+                         "default: glibc's own, whose trimming varies from process to process")
     args = ap.parse_args()
+    malloc_pinned = args.malloc == "pinned" and pin_malloc()
 
     library = os.environ.get("SPARCON_LIBRARY", DEFAULT_LIBRARY)
     torch.ops.load_library(library)
@@ -414,6 +447,9 @@ def main():
         info["head"], os.path.relpath(library, ROOT) if library.startswith(ROOT) else library))
     L.append("Wall %.0f s; CPU used by other processes during the run: %.2f cores on average "
              "(load average %.2f at start, %.2f at end)." % (wall, others, load0[0], load1[0]))
+    L.append("glibc heap: %s." % (
+        "fixed thresholds (mmap %d MiB, no trimming; --malloc default for glibc's own)" % (
+            MMAP_THRESHOLD_MAX >> 20) if malloc_pinned else "glibc's own thresholds (--malloc default)"))
     L.append("")
     L.append("float32, rows N(0,1) (seed %d). Times: median over repetitions (%d, or %d for the "
              "slow PyTorch references on large inputs) of the time per call, each repetition "
