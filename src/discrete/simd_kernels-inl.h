@@ -870,6 +870,50 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
   }
 }
 
+// CenteredRowGroup of a whole group, N rows of N entries (one vector each): every row's sums
+// are its one vector's products, with no accumulator to add to, and the loops over the rows
+// unrolled, so that the sums stay in registers (CenteredRowGroup<K, 1> keeps them on the stack
+// and adds each to a zero). AVX-512, 65536 rows of 16 floats, an AMD EPYC Zen 5 (2026-12-05):
+// 1.15x (softmax, sparsemax), 1.3x (entmax-1.5) and 1.08x (alpha = 1.75) faster.
+template <WeightKind K, class D, class T = hn::TFromD<D>>
+HWY_INLINE void VectorRowGroup(D d, const T* p, const T* g, T* dx, hn::Vec<D> e) {
+  using V = hn::Vec<D>;
+  constexpr std::size_t kLanes = hn::MaxLanes(D());
+  constexpr bool kCounted = kCountedWeight<K>;
+  const V zero = hn::Zero(d), one = hn::Set(d, T(1));
+  constexpr bool kKeep = K == WeightKind::power || K == WeightKind::sqrt;
+  alignas(kMaxBytes) T kept[kKeep ? kLanes * kLanes : 1];
+  V sg[kLanes], s[kLanes];
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < kLanes; ++r) {
+    const V pv = hn::LoadU(d, p + r * kLanes), gv = hn::LoadU(d, g + r * kLanes);
+    if constexpr (kCounted) {
+      const auto m = WeightMask<K>(d, pv);
+      sg[r] = hn::IfThenElseZero(m, gv);
+      s[r] = hn::IfThenElseZero(m, one);
+    } else {
+      const V sv = Weight<K>(d, pv, e);
+      if constexpr (kKeep) hn::Store(sv, d, kept + r * kLanes);
+      sg[r] = hn::Mul(sv, MaskedGradient<K>(d, sv, gv));
+      s[r] = sv;
+    }
+  }
+  const V sum_sg = SumsOfLanes(d, sg), sum_s = SumsOfLanes(d, s);
+  alignas(kMaxBytes) T q[kLanes];
+  hn::Store(hn::IfThenElseZero(hn::Gt(sum_s, zero), hn::Div(sum_sg, sum_s)), d, q);
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < kLanes; ++r) {
+    const V qr = hn::Set(d, q[r]);
+    const V pv = hn::LoadU(d, p + r * kLanes), gv = hn::LoadU(d, g + r * kLanes);
+    if constexpr (kCounted) {
+      hn::StoreU(hn::IfThenElseZero(WeightMask<K>(d, pv), hn::Sub(gv, qr)), d, dx + r * kLanes);
+    } else {
+      const V sv = kKeep ? hn::Load(d, kept + r * kLanes) : Weight<K>(d, pv, e);
+      hn::StoreU(CenteredGradient<K>(d, sv, gv, qr), d, dx + r * kLanes);
+    }
+  }
+}
+
 // Longer rows skip the vectors of p that are all zero while the row before had at least this
 // share of them (see CenteredLongRows), for vectors of `lanes` lanes: skipping gains a vector's
 // work where p is zero and costs a mispredicted branch where a zero vector and a non-zero one
@@ -891,7 +935,11 @@ HWY_INLINE void CenteredRowGroups(D d, const T* p, const T* g, T* dx, std::size_
       CenteredRowGroup<K, decltype(vectors)::value>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
     }
   };
-  if (n == N) {
+  if (n == N && N == hn::MaxLanes(d)) {
+    std::size_t first = 0;
+    for (; first + N <= rows; first += N) VectorRowGroup<K>(d, p + first * n, g + first * n, dx + first * n, e);
+    if (first < rows) CenteredRowGroup<K, 1>(d, p + first * n, g + first * n, dx + first * n, rows - first, n, e);
+  } else if (n == N) {
     groups(std::integral_constant<std::size_t, 1>());
   } else if (n == 2 * N) {
     groups(std::integral_constant<std::size_t, 2>());
