@@ -5,8 +5,8 @@
 //   softmax         the library's softmax forward,
 //   sort_sparsemax  a naive row-sorting sparsemax written here (copy, std::sort, prefix sum),
 //
-// for shapes 65536x16, 8192x64, 4096x128, 1024x512, 128x4096, 64x32000 and 8x1000000 (the short
-// rows of attention, 2-4 MB each, then long rows), rows drawn N(0,1) ("s1") or 4*N(0,1) ("s4")
+// for shapes 65536x16, 32768x32, 8192x64, 4096x128, 1024x512, 128x4096, 64x32000 and 8x1000000
+// (the short rows of attention, 2-4 MB each, then long rows), rows drawn N(0,1) ("s1") or 4*N(0,1) ("s4")
 // from a fixed seed, and 1 or 2 threads. Every benchmark is named
 //
 //   <op>/<rows>x<length>/<s1|s4>/t<threads>
@@ -47,8 +47,8 @@ namespace {
 struct Shape {
   std::size_t rows, length;
 };
-constexpr Shape kShapes[] = {{65536, 16}, {8192, 64}, {4096, 128}, {1024, 512},
-                              {128, 4096}, {64, 32000}, {8, 1000000}};
+constexpr Shape kShapes[] = {{65536, 16}, {32768, 32}, {8192, 64},  {4096, 128},
+                             {1024, 512}, {128, 4096}, {64, 32000}, {8, 1000000}};
 constexpr float kScales[] = {1.0F, 4.0F};
 constexpr unsigned kThreads[] = {1, 2};
 

@@ -19,7 +19,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in bench/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import bench_main, fmt, noise_line, run_benchmark, save_json, source_state  # noqa: E402
 
-SHAPES = ["65536x16", "8192x64", "4096x128", "1024x512", "128x4096", "64x32000", "8x1000000"]
+SHAPES = ["65536x16", "32768x32", "8192x64", "4096x128", "1024x512", "128x4096", "64x32000", "8x1000000"]
 SHORT = ["8192x64", "4096x128"]  # rows of 64-128
 MID = ["1024x512", "128x4096"]  # rows of 512-4096
 LONG = ["64x32000", "8x1000000"]

@@ -207,6 +207,44 @@ T Max(const T* x, std::size_t n) {
   return MaxOf(x, n, static_cast<T*>(nullptr));
 }
 
+// Max and Collect in one for a row of n <= kVectors Lanes entries: the row read once into
+// kVectors registers (-inf past its end), its maximum (*max; NaN if any entry is NaN) taken from
+// them, then the entries above CandidateThreshold(*max, gap, -inf) collected from them into out
+// (room for n + Lanes). Returns their number, or 0 where the maximum is not finite. Every vector
+// is loaded, compared and stored whatever n is: a branch per vector on n cost as much as the
+// second read of the row saves (measured).
+template <std::size_t kVectors, class T>
+HWY_INLINE std::size_t CollectRowInRegisters(const T* x, std::size_t n, T gap, T* max, T* out) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
+  V v[kVectors];
+  auto nan = hn::IsNaN(hn::Zero(d));
+  V m = hn::Set(d, -kInf<T>);
+  for (std::size_t j = 0; j < kVectors; ++j) {
+    const std::size_t i = j * N;
+    v[j] = i + N <= n ? hn::LoadU(d, x + i)
+           : i < n    ? LoadTail(d, x + i, n - i, -kInf<T>)
+                      : hn::Set(d, -kInf<T>);
+    m = hn::Max(m, v[j]);
+    nan = hn::Or(nan, hn::IsNaN(v[j]));
+  }
+  if (!hn::AllFalse(d, nan)) {
+    *max = std::numeric_limits<T>::quiet_NaN();
+    return 0;
+  }
+  *max = hn::GetLane(hn::MaxOfLanes(d, m));
+  if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
+  const V t = hn::Set(d, CandidateThreshold(*max, gap, -kInf<T>));
+  std::size_t count = 0;
+  for (std::size_t j = 0; j < kVectors; ++j) {
+    const auto keep = hn::Gt(v[j], t);
+    hn::StoreU(CompressLanes(d, v[j], keep), d, out + count);
+    count += hn::CountTrue(d, keep);
+  }
+  return count;
+}
+
 template <class T>
 void ShiftedToDouble(const T* x, std::size_t n, T shift, double* y) {
   const hn::ScalableTag<double> d;
@@ -1394,57 +1432,92 @@ HWY_INLINE void SortLanesDescending(D, hn::Vec<D>* v, std::index_sequence<I...>)
 // G_K and F_K (mean_S y = y_K + G_K / K, sum_S (y - mean)^2 = F_K - G_K^2 / K, below 1 / a^2 on
 // the support):
 //   offset = sqrt((1 - a^2 (F_K - G_K^2 / K)) / K) - a mean_S y.
-// Padding and masked entries (-inf) give d = +inf or NaN, which fails both criteria. Stores each
-// lane's maximum and offset.
-template <std::size_t Size, class D>
-HWY_INLINE void StoreSortedThresholds(D d, const hn::Vec<D>* y, int k, double* maxima, double* offsets) {
+// Padding and masked entries (-inf) give d = +inf or NaN, which fails both criteria. y holds H
+// parts of Size columns each (part h: y[h Size, h Size + Size), rows [h N, h N + N)), taken in
+// the same loop: each part's sums are a chain of dependent additions, and two parts side by side
+// keep both chains in flight (the floats' halves, SolveTinyColumns). Stores each lane's maximum
+// and offset, part h at [h N, h N + N).
+template <std::size_t Size, std::size_t H, class D>
+HWY_INLINE void StoreSortedThresholds(D d, const hn::Vec<D>* y, int k, double* maxima,
+                                      double* offsets) {
   using V = hn::Vec<D>;
+  using M = hn::Mask<D>;
+  const std::size_t N = hn::Lanes(d);
   const V zero = hn::Zero(d), one = hn::Set(d, 1.0);
-  const V max = y[0];
   const double a = ShortRowScale(k);
   const V a_vector = hn::Set(d, a);
-  V offset;
+  V max[H], offset[H];
+  for (std::size_t h = 0; h < H; ++h) max[h] = y[h * Size];
+  // Whether no lane of any part keeps the entry.
+  auto none = [&](const M* in) HWY_ATTR {
+    M any = in[0];
+    for (std::size_t h = 1; h < H; ++h) any = hn::Or(any, in[h]);
+    return hn::AllFalse(d, any);
+  };
   if (k == 1) {
-    V g = zero, support_sum = zero, size = one;  // entry 0, y = 0, is always in the support
+    V g[H], support_sum[H], size[H];  // entry 0, y = 0, is always in the support
+    for (std::size_t h = 0; h < H; ++h) g[h] = support_sum[h] = zero, size[h] = one;
     for (std::size_t i = 1; i < Size; ++i) {
-      const V yi = hn::Sub(y[i], max), gap = hn::Sub(y[i - 1], y[i]);
-      g = hn::MulAdd(hn::Set(d, static_cast<double>(i)), gap, g);
-      const auto in = hn::Gt(hn::NegMulAdd(a_vector, g, one), zero);
+      M in[H];
+      V yi[H];
+      for (std::size_t h = 0; h < H; ++h) {
+        const V gap = hn::Sub(y[h * Size + i - 1], y[h * Size + i]);
+        yi[h] = hn::Sub(y[h * Size + i], max[h]);
+        g[h] = hn::MulAdd(hn::Set(d, static_cast<double>(i)), gap, g[h]);
+        in[h] = hn::Gt(hn::NegMulAdd(a_vector, g[h], one), zero);
+      }
       // The criterion is monotone: once no lane keeps entry i, no later entry is kept (a
       // sparsemax support is mostly a few of the candidates: 1.08-1.14x faster on rows of 16,
       // 1.03-1.05x on 64, within 3% beyond; entmax-1.5's is most of them, and the same exit
       // lost 5% on its rows of 16; AMD EPYC, 2026-12-03).
-      if (hn::AllFalse(d, in)) break;
-      support_sum = hn::Add(support_sum, hn::IfThenElseZero(in, hn::Mul(a_vector, yi)));
-      size = hn::Add(size, hn::IfThenElseZero(in, one));
+      if (none(in)) break;
+      for (std::size_t h = 0; h < H; ++h) {
+        support_sum[h] =
+            hn::Add(support_sum[h], hn::IfThenElseZero(in[h], hn::Mul(a_vector, yi[h])));
+        size[h] = hn::Add(size[h], hn::IfThenElseZero(in[h], one));
+      }
     }
-    offset = hn::Div(hn::Sub(one, support_sum), size);
+    for (std::size_t h = 0; h < H; ++h) offset[h] = hn::Div(hn::Sub(one, support_sum[h]), size[h]);
   } else {
     const V bound = hn::Set(d, 1 / (a * a));
-    V g = zero, f = zero, size = one, last_y = zero, last_g = zero, last_f = zero;
+    V g[H], f[H], size[H], last_y[H], last_g[H], last_f[H];
+    for (std::size_t h = 0; h < H; ++h)
+      g[h] = f[h] = last_y[h] = last_g[h] = last_f[h] = zero, size[h] = one;
     for (std::size_t i = 1; i < Size; ++i) {
-      const V yi = hn::Sub(y[i], max), gap = hn::Sub(y[i - 1], y[i]);
-      const V step = hn::Mul(hn::Set(d, static_cast<double>(i)), gap);
-      f = hn::MulAdd(gap, hn::Add(hn::Add(g, g), step), f);
-      g = hn::Add(g, step);
-      const auto in = hn::Lt(f, bound);
+      M in[H];
+      V yi[H];
+      for (std::size_t h = 0; h < H; ++h) {
+        const V gap = hn::Sub(y[h * Size + i - 1], y[h * Size + i]);
+        const V step = hn::Mul(hn::Set(d, static_cast<double>(i)), gap);
+        yi[h] = hn::Sub(y[h * Size + i], max[h]);
+        f[h] = hn::MulAdd(gap, hn::Add(hn::Add(g[h], g[h]), step), f[h]);
+        g[h] = hn::Add(g[h], step);
+        in[h] = hn::Lt(f[h], bound);
+      }
       // Past the support of every lane, as for k = 1; only for the candidates of longer rows
       // (up to 32): on rows of 16 (every entry a column) the exit's mispredictions cost more
       // than the columns it saves (AVX2, an AMD EPYC Zen 3, 2026-12-03: rows of 64 1.1x faster,
       // rows of 16 0.85x; as on AVX-512 before).
-      if (Size > 16 && hn::AllFalse(d, in)) break;
-      size = hn::Add(size, hn::IfThenElseZero(in, one));
-      last_y = hn::IfThenElse(in, yi, last_y);
-      last_g = hn::IfThenElse(in, g, last_g);
-      last_f = hn::IfThenElse(in, f, last_f);
+      if (Size > 16 && none(in)) break;
+      for (std::size_t h = 0; h < H; ++h) {
+        size[h] = hn::Add(size[h], hn::IfThenElseZero(in[h], one));
+        last_y[h] = hn::IfThenElse(in[h], yi[h], last_y[h]);
+        last_g[h] = hn::IfThenElse(in[h], g[h], last_g[h]);
+        last_f[h] = hn::IfThenElse(in[h], f[h], last_f[h]);
+      }
     }
-    const V mean_gap = hn::Div(last_g, size);  // mean_S y - y_K
-    const V spread = hn::Mul(hn::Mul(a_vector, a_vector), hn::NegMulAdd(mean_gap, last_g, last_f));
-    offset = hn::Sub(hn::Sqrt(hn::Div(hn::Max(zero, hn::Sub(one, spread)), size)),
-                     hn::Mul(a_vector, hn::Add(last_y, mean_gap)));
+    for (std::size_t h = 0; h < H; ++h) {
+      const V mean_gap = hn::Div(last_g[h], size[h]);  // mean_S y - y_K
+      const V spread =
+          hn::Mul(hn::Mul(a_vector, a_vector), hn::NegMulAdd(mean_gap, last_g[h], last_f[h]));
+      offset[h] = hn::Sub(hn::Sqrt(hn::Div(hn::Max(zero, hn::Sub(one, spread)), size[h])),
+                          hn::Mul(a_vector, hn::Add(last_y[h], mean_gap)));
+    }
   }
-  hn::Store(max, d, maxima);
-  hn::Store(offset, d, offsets);
+  for (std::size_t h = 0; h < H; ++h) {
+    hn::Store(max[h], d, maxima + h * N);
+    hn::Store(offset[h], d, offsets + h * N);
+  }
 }
 
 // The thresholds of the rows in the lanes of the columns y[0, Size) (doubles, or floats with
@@ -1464,18 +1537,19 @@ HWY_INLINE bool SolveTinyColumns(D d, hn::Vec<D>* y, int k, double* maxima, doub
   SortLanesDescending<Size>(d, y, std::make_index_sequence<kOddEvenMergePairs<Size>.size()>());
   if (!hn::AllFalse(d, hn::Eq(y[0], hn::Set(d, -kInf<T>)))) return false;
   if constexpr (std::is_same_v<T, double>) {
-    StoreSortedThresholds<Size>(d, y, k, maxima, offsets);
+    StoreSortedThresholds<Size, 1>(d, y, k, maxima, offsets);
   }
 #if HWY_TARGET != HWY_SCALAR  // (which has no halves: kSortsFloatLanes is false there)
-  if constexpr (std::is_same_v<T, float>) {  // the lower half of the lanes, then the upper half
+  if constexpr (std::is_same_v<T, float>) {  // the lower and upper halves of the lanes together
     static_assert(hn::MaxLanes(D()) == 2 * hn::MaxLanes(hn::ScalableTag<double>()));
     const hn::ScalableTag<double> dd;
     const hn::Half<D> dh;
-    hn::Vec<decltype(dd)> half[Size];
-    for (std::size_t j = 0; j < Size; ++j) half[j] = hn::PromoteTo(dd, hn::LowerHalf(dh, y[j]));
-    StoreSortedThresholds<Size>(dd, half, k, maxima, offsets);
-    for (std::size_t j = 0; j < Size; ++j) half[j] = hn::PromoteTo(dd, hn::UpperHalf(dh, y[j]));
-    StoreSortedThresholds<Size>(dd, half, k, maxima + hn::Lanes(dd), offsets + hn::Lanes(dd));
+    hn::Vec<decltype(dd)> halves[2 * Size];
+    for (std::size_t j = 0; j < Size; ++j) {
+      halves[j] = hn::PromoteTo(dd, hn::LowerHalf(dh, y[j]));
+      halves[Size + j] = hn::PromoteTo(dd, hn::UpperHalf(dh, y[j]));
+    }
+    StoreSortedThresholds<Size, 2>(dd, halves, k, maxima, offsets);
   }
 #endif
   return true;
@@ -1913,8 +1987,8 @@ struct GroupBlock<Size, float, Floats> {
 
 // Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows), so
 // that a row costs no call, allocation or dispatch. Per row the maximum and the collection of
-// the candidates (the entries above max - 1/a); rows of up to kMaxTinyLinearRow /
-// kMaxTinyQuadraticRow entries skip the collection and go a block of lanes at a time (TinyRows).
+// the candidates (the entries above max - 1/a); rows of up to kMaxTinyRow entries
+// skip the collection and go a block of lanes at a time (TinyRows).
 // Longer rows (up to kMaxGroupedRow) go in groups of lanes too, in L1: a group's rows with at
 // most Size candidates (16 for k = 1, 32 for k = 2) have them moved into one block
 // (GroupBlock), whose thresholds SolveTinyColumns finds at once; a row with more, or in a
@@ -1925,6 +1999,7 @@ template <class T>
 std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {
   const double a = ShortRowScale(k);
   const T gap = static_cast<T>(1 / a);
+  const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
   const std::size_t pairwise = k == 1 ? kPairwiseLinear : kPairwiseQuadratic;
   alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
   // The last row's lower bound of lambda (CollectAboveLaneBound's, NarrowCandidates'), Newton's
@@ -1937,6 +2012,12 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     std::size_t count;
     if (k == 2 && n >= kMinLaneBoundRow) {
       count = CollectAboveLaneBound(row, n, a, k, max, out, &lower);
+    } else if (n <= 4 * N) {
+      count = CollectRowInRegisters<4>(row, n, gap, max, out);
+      lower = 0;
+    } else if (n <= 8 * N) {
+      count = CollectRowInRegisters<8>(row, n, gap, max, out);
+      lower = 0;
     } else {
       *max = Max(row, n);
       if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
@@ -1984,12 +2065,15 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       if (!row_done(r)) return r;
     return rows;
   };
-  static_assert(kMaxTinyLinearRow == 16 && kMaxTinyQuadraticRow == 32);
+  // Sparsemax's rows of 17-32 too: in groups (collected, 16 candidates a block) they took
+  // 1.7-1.9x as long on AVX-512, 1.3-1.7x on AVX2, 1.0-1.2x on SSE4 (floats; doubles 1.6-1.9x
+  // and 1.2x; an AMD EPYC Zen 5, 2026-12-05).
+  static_assert(kMaxTinyRow == 32);
   if (n <= 2) return TinyRows<2>(x, p, tau, rows, n, k, row_done);
   if (n <= 4) return TinyRows<4>(x, p, tau, rows, n, k, row_done);
   if (n <= 8) return TinyRows<8>(x, p, tau, rows, n, k, row_done);
   if (n <= 16) return TinyRows<16>(x, p, tau, rows, n, k, row_done);
-  if (n <= 32 && k == 2) return TinyRows<32>(x, p, tau, rows, n, k, row_done);
+  if (n <= 32) return TinyRows<32>(x, p, tau, rows, n, k, row_done);
   // Size: the most candidates of a row in the block (rows with more are narrowed to it first);
   // the block is solved at 16 columns when no row of the group has more (the sorting network of
   // 16 costs a third of that of 32). Each row of a group is collected into a slot of its own,
@@ -2070,7 +2154,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // (16 rows) where those fit, else in double (8 rows: rows of 512 lost 3-5% with 16 rows in 32
   // KiB, an AMD EPYC Zen 5, 2026-12-05), sparsemax's always in double (see kSortsFloatLanes).
   using Size16 = std::integral_constant<std::size_t, 16>;
-  using Size32 = std::integral_constant<std::size_t, kMaxTinyQuadraticRow>;
+  using Size32 = std::integral_constant<std::size_t, 32>;
   using Default = std::integral_constant<bool, kSortsOnlyFloatLanes<T>>;  // in double unless it must
   using InFloat = std::integral_constant<bool, std::is_same_v<T, float> && HWY_TARGET != HWY_SCALAR>;
   auto fits = [&](std::size_t group_rows) HWY_ATTR {

@@ -409,7 +409,7 @@ void expect_batch_with_degenerate_rows(const MapCase& c, const std::vector<T>& x
   }
 }
 
-/// Sparsemax and entmax-1.5 rows of up to simd::kMaxTinyLinearRow / kMaxTinyQuadraticRow
+/// Sparsemax and entmax-1.5 rows of up to simd::kMaxTinyRow
 /// entries go through the fused kernel a vector of rows at a time (one row per lane, sorted by a
 /// network): batches of 45 rows (five blocks of 8 lanes, or 11 of 4, 22 of 2, then a tail) of
 /// every length around the network sizes and the bounds, each row of another kind (N(0,1),
