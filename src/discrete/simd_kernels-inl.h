@@ -207,42 +207,65 @@ T Max(const T* x, std::size_t n) {
   return MaxOf(x, n, static_cast<T*>(nullptr));
 }
 
-// Max and Collect in one for a row of n <= kVectors Lanes entries: the row read once into
-// kVectors registers (-inf past its end), its maximum (*max; NaN if any entry is NaN) taken from
-// them, then the entries above CandidateThreshold(*max, gap, -inf) collected from them into out
-// (room for n + Lanes). Returns their number, or 0 where the maximum is not finite. Every vector
-// is loaded, compared and stored whatever n is: a branch per vector on n cost as much as the
-// second read of the row saves (measured).
+// A row of n <= kVectors Lanes entries read once into kVectors registers (-inf past its end),
+// for its maximum and then its collection from the registers, without a second read. Every
+// vector is loaded, compared and stored whatever n is: a branch per vector on n cost as much as
+// the second read saves (measured).
+template <std::size_t kVectors, class T>
+struct RowInRegisters {
+  using D = hn::ScalableTag<T>;
+  using V = hn::Vec<D>;
+  V v[kVectors];
+
+  // Loads x[0, n) and returns its maximum (NaN if any entry is NaN).
+  HWY_INLINE T Load(const T* x, std::size_t n) {
+    const D d;
+    const std::size_t N = hn::Lanes(d);
+    auto nan = hn::IsNaN(hn::Zero(d));
+    V m = hn::Set(d, -kInf<T>);
+    for (std::size_t j = 0; j < kVectors; ++j) {
+      const std::size_t i = j * N;
+      v[j] = i + N <= n ? hn::LoadU(d, x + i)
+             : i < n    ? LoadTail(d, x + i, n - i, -kInf<T>)
+                        : hn::Set(d, -kInf<T>);
+      m = hn::Max(m, v[j]);
+      nan = hn::Or(nan, hn::IsNaN(v[j]));
+    }
+    if (!hn::AllFalse(d, nan)) return std::numeric_limits<T>::quiet_NaN();
+    return hn::GetLane(hn::MaxOfLanes(d, m));
+  }
+  // MaxOf's 2 N lane maxima into lane_maxima: vector j taken by accumulator j mod 4.
+  HWY_INLINE void StoreLaneMaxima(T* lane_maxima) const {
+    static_assert(kVectors % 4 == 0);
+    const D d;
+    V m[4] = {v[0], v[1], v[2], v[3]};
+    for (std::size_t j = 4; j < kVectors; ++j) m[j % 4] = hn::Max(m[j % 4], v[j]);
+    hn::Store(hn::Max(m[0], m[1]), d, lane_maxima);
+    hn::Store(hn::Max(m[2], m[3]), d, lane_maxima + hn::Lanes(d));
+  }
+  // The entries above threshold into out (room for n + Lanes), in order; returns their number.
+  HWY_INLINE std::size_t Compress(T threshold, T* out) const {
+    const D d;
+    const V t = hn::Set(d, threshold);
+    std::size_t count = 0;
+    for (std::size_t j = 0; j < kVectors; ++j) {
+      const auto keep = hn::Gt(v[j], t);
+      hn::StoreU(CompressLanes(d, v[j], keep), d, out + count);
+      count += hn::CountTrue(d, keep);
+    }
+    return count;
+  }
+};
+
+// Max and Collect in one for a row of n <= kVectors Lanes entries (RowInRegisters): its maximum
+// into *max, the entries above CandidateThreshold(*max, gap, -inf) into out (room for n +
+// Lanes). Returns their number, or 0 where the maximum is not finite.
 template <std::size_t kVectors, class T>
 HWY_INLINE std::size_t CollectRowInRegisters(const T* x, std::size_t n, T gap, T* max, T* out) {
-  const hn::ScalableTag<T> d;
-  using V = hn::Vec<decltype(d)>;
-  const std::size_t N = hn::Lanes(d);
-  V v[kVectors];
-  auto nan = hn::IsNaN(hn::Zero(d));
-  V m = hn::Set(d, -kInf<T>);
-  for (std::size_t j = 0; j < kVectors; ++j) {
-    const std::size_t i = j * N;
-    v[j] = i + N <= n ? hn::LoadU(d, x + i)
-           : i < n    ? LoadTail(d, x + i, n - i, -kInf<T>)
-                      : hn::Set(d, -kInf<T>);
-    m = hn::Max(m, v[j]);
-    nan = hn::Or(nan, hn::IsNaN(v[j]));
-  }
-  if (!hn::AllFalse(d, nan)) {
-    *max = std::numeric_limits<T>::quiet_NaN();
-    return 0;
-  }
-  *max = hn::GetLane(hn::MaxOfLanes(d, m));
+  RowInRegisters<kVectors, T> row;
+  *max = row.Load(x, n);
   if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-  const V t = hn::Set(d, CandidateThreshold(*max, gap, -kInf<T>));
-  std::size_t count = 0;
-  for (std::size_t j = 0; j < kVectors; ++j) {
-    const auto keep = hn::Gt(v[j], t);
-    hn::StoreU(CompressLanes(d, v[j], keep), d, out + count);
-    count += hn::CountTrue(d, keep);
-  }
-  return count;
+  return row.Compress(CandidateThreshold(*max, gap, -kInf<T>), out);
 }
 
 template <class T>
@@ -1863,13 +1886,24 @@ HWY_NOINLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, doub
                                                double* lambda) {
   alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];  // 2 N of them, see MaxOf
   const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
+  // The threshold of the collection, once *max and lane_maxima are known.
+  auto threshold = [&]() HWY_ATTR {
+    const T candidate_threshold = CandidateThreshold(*max, static_cast<T>(1 / a), -kInf<T>);
+    *lambda = LaneMaximaLowerBound(lane_maxima, candidate_threshold, [&]() HWY_ATTR {
+      return NewtonLowerBound(lane_maxima, 2 * N, *max, a, k, 0.0);
+    });
+    return *lambda > 0 ? BelowLowerBound(*max, *lambda, a) : candidate_threshold;
+  };
+  if (n <= 8 * N) {  // read once (RowInRegisters)
+    RowInRegisters<8, T> registers;
+    *max = registers.Load(row, n);
+    if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
+    registers.StoreLaneMaxima(lane_maxima);
+    return registers.Compress(threshold(), out);
+  }
   *max = MaxOf(row, n, lane_maxima);
   if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-  const T candidate_threshold = CandidateThreshold(*max, static_cast<T>(1 / a), -kInf<T>);
-  *lambda = LaneMaximaLowerBound(lane_maxima, candidate_threshold, [&]() HWY_ATTR {
-    return NewtonLowerBound(lane_maxima, 2 * N, *max, a, k, 0.0);
-  });
-  return Collect(row, n, *lambda > 0 ? BelowLowerBound(*max, *lambda, a) : candidate_threshold, out);
+  return Collect(row, n, threshold(), out);
 }
 
 // Rows with many candidates (N(0,1) scores: entmax-1.5 rows of 64 have 24 on average within the
