@@ -2119,7 +2119,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     const std::size_t L = BlockRowsOf<T, Floats>();
     GroupBlock<Size, T, Floats> block;
     RowThreshold<T> thresholds[kLanes];
-    bool in_block[kLanes];
+    bool in_block[kLanes] = {};
     alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
     // Writes the group's rows [r, r + lanes): their thresholds from the block or their own.
     auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block, bool wide) HWY_ATTR {
