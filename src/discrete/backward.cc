@@ -36,15 +36,18 @@ simd::Weights<T> weights_of(Map map, double alpha) {
       if (alpha == 1) return {WeightKind::identity};
       if (alpha == 2) return {WeightKind::support};
       if (alpha == 1.5) return {WeightKind::sqrt};
+      if (alpha == 1.25 || alpha == 1.75) return {WeightKind::quarter, static_cast<T>(2 - alpha)};
+      if (alpha == 3) return {WeightKind::reciprocal};
       return {WeightKind::power, static_cast<T>(2 - alpha)};
   }
 }
 
-// dx = s (g - sum s g / sum s). Weights that cost a power (exp and log per entry) are computed
-// once: the first pass keeps them in dx, unless dx is g itself.
+// dx = s (g - sum s g / sum s). Weights that cost a power (exp and log, or two square roots, per
+// entry) are computed once: the first pass keeps them in dx, unless dx is g itself.
 template <class T>
 void centered_row(const simd::Weights<T>& w, const T* p, const T* g, T* dx, std::size_t n) {
-  const bool keep_weights = w.kind == WeightKind::power && dx != g;
+  const bool keep_weights =
+      (w.kind == WeightKind::power || w.kind == WeightKind::quarter) && dx != g;
   const simd::WeightedSums sums =
       simd::Kernels<T>::weighted_sums(p, g, n, w, keep_weights ? dx : nullptr);
   const T q = simd::centering_shift<T>(sums);

@@ -78,17 +78,19 @@ WriteKind EntmaxWriteKind(double a, double k) {
 
 /// How the backward pass weighs entries: s_i, a function of p_i.
 enum class WeightKind {
-  support,   ///< s = 1 where p > 0       (sparsemax)
-  interior,  ///< s = 1 where 0 < p < 1   (budget)
-  identity,  ///< s = p                   (softmax)
-  sqrt,      ///< s = sqrt(p)             (entmax-1.5)
-  power,     ///< s = p^e where p > 0     (entmax, normmax)
+  support,     ///< s = 1 where p > 0     (sparsemax)
+  interior,    ///< s = 1 where 0 < p < 1 (budget)
+  identity,    ///< s = p                 (softmax)
+  sqrt,        ///< s = sqrt(p)           (entmax-1.5)
+  quarter,     ///< s = p^e where p > 0, e = 1/4 or 3/4, by square roots (entmax-1.75, 1.25)
+  reciprocal,  ///< s = 1/p where p > 0   (entmax-3)
+  power,       ///< s = p^e where p > 0   (entmax, normmax)
 };
 
 template <class T>
 struct Weights {
   WeightKind kind;
-  T e = 1;  ///< exponent for WeightKind::power
+  T e = 1;  ///< exponent for WeightKind::quarter and WeightKind::power
 };
 
 /// Sums for the backward pass: sum_i s_i g_i and sum_i s_i, in double.

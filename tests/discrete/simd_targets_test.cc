@@ -249,26 +249,23 @@ std::vector<T> powers_of_everywhere(std::size_t count, unsigned seed) {
 /// Pow's bound (src/pow-inl.h): 2.5 ulps, plus log2's error times |e| (0.2 ulps per unit of e).
 double pow_ulps(double e) { return 2.5 + 0.2 * std::fabs(e); }
 
-/// The backward's power weights s = p^e (Pow, src/pow-inl.h) against powl, received through
-/// weighted_sums' s_out: within pow_ulps(e) wherever the result is a normal T, 0 where it is below
-/// half the smallest subnormal, +inf above the largest finite, and 0 for p <= 0. The rounding of
-/// exp(e log p) in T alone is up to 116 float ulps and 996 double ulps on these inputs.
-template <class T>
-void check_power_weights() {
+/// Weights s = p^e of kind `kind` received through weighted_sums' s_out, against powl: within
+/// `ulps(e)` wherever the result is a normal T, 0 where it is below half the smallest subnormal,
+/// +inf above the largest finite, and 0 for p <= 0 and NaN.
+template <class T, class Ulps>
+void check_weights(sparcon::simd::WeightKind kind, std::initializer_list<T> exponents, Ulps&& ulps) {
   const std::vector<T> x = powers_of_everywhere<T>(4000, 77);
   const std::vector<T> g(x.size(), T(1));
   std::vector<T> s(x.size());
-  for (const T e : {T(0.75), T(0.25), T(0.5), T(-1), T(1) / 3, T(4) / 3, T(1.7), T(-0.3), T(0.999),
-                    T(-2.5), T(0), T(1)}) {
-    sparcon::simd::Kernels<T>::weighted_sums(x.data(), g.data(), x.size(),
-                                            {sparcon::simd::WeightKind::power, e}, s.data());
+  for (const T e : exponents) {
+    sparcon::simd::Kernels<T>::weighted_sums(x.data(), g.data(), x.size(), {kind, e}, s.data());
     double worst = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
       const long double want = std::pow(static_cast<long double>(x[i]), static_cast<long double>(e));
       SCOPED_TRACE("x " + std::to_string(static_cast<double>(x[i])) + " e " + std::to_string(static_cast<double>(e)));
       if (want >= std::numeric_limits<T>::min() && want <= std::numeric_limits<T>::max()) {
         worst = std::max(worst, ulps_off(s[i], want));
-        ASSERT_LE(ulps_off(s[i], want), pow_ulps(e)) << "got " << s[i] << " want " << static_cast<double>(want);
+        ASSERT_LE(ulps_off(s[i], want), ulps(e)) << "got " << s[i] << " want " << static_cast<double>(want);
       } else if (want < std::numeric_limits<T>::denorm_min() / 2) {
         ASSERT_EQ(s[i], T(0));
       } else if (want > std::numeric_limits<T>::max() * 1.01L) {
@@ -280,16 +277,40 @@ void check_power_weights() {
     }
     ::testing::Test::RecordProperty(std::string("worst_ulps_e_") + std::to_string(static_cast<double>(e)), std::to_string(worst));
   }
-  // Outside the support (p <= 0) the weight is 0, whatever e.
-  const std::vector<T> outside = {T(0), T(-0.0), T(-1), -std::numeric_limits<T>::denorm_min()};
-  std::vector<T> zeros(outside.size(), T(7));
-  sparcon::simd::Kernels<T>::weighted_sums(outside.data(), g.data(), outside.size(),
-                                          {sparcon::simd::WeightKind::power, T(-0.5)}, zeros.data());
-  for (const T v : zeros) EXPECT_EQ(v, T(0));
+  // Outside the support (p <= 0, or NaN) the weight is 0, whatever e.
+  const std::vector<T> outside = {T(0), T(-0.0), T(-1), -std::numeric_limits<T>::denorm_min(),
+                                  std::numeric_limits<T>::quiet_NaN()};
+  for (const T e : exponents) {
+    std::vector<T> zeros(outside.size(), T(7));
+    sparcon::simd::Kernels<T>::weighted_sums(outside.data(), g.data(), outside.size(), {kind, e}, zeros.data());
+    for (const T v : zeros) EXPECT_EQ(v, T(0)) << "e " << e;
+  }
+}
+
+/// The backward's power weights (Pow, src/pow-inl.h) within pow_ulps(e): the rounding of
+/// exp(e log p) in T alone is up to 116 float ulps and 996 double ulps on these inputs.
+template <class T>
+void check_power_weights() {
+  check_weights<T>(
+      sparcon::simd::WeightKind::power,
+      {T(0.75), T(0.25), T(0.5), T(-1), T(1) / 3, T(4) / 3, T(1.7), T(-0.3), T(0.999), T(-2.5), T(0), T(1)}, pow_ulps);
+}
+
+/// The weights of entmax-1.25 and 1.75 by square roots, p^(3/4) = sqrt(sqrt(p)) sqrt(p) and
+/// p^(1/4) = sqrt(sqrt(p)): three roundings of relative error u = 2^-digits give p^(3/4) within
+/// (1 + u)^(3/2) (1 + u)^2 - 1 ~ 3.5 u, 3.5 ulps at the bottom of a binade, p^(1/4) within
+/// 1.5 u; entmax-3's 1/p correctly rounded.
+template <class T>
+void check_root_weights() {
+  check_weights<T>(sparcon::simd::WeightKind::quarter, {T(0.75), T(0.25)},
+                   [](T e) { return e == T(0.75) ? 3.5 : 1.5; });
+  check_weights<T>(sparcon::simd::WeightKind::reciprocal, {T(-1)}, [](T) { return 0.5; });
 }
 
 TEST_P(DiscreteKernels, PowerWeightsFloat) { check_power_weights<float>(); }
 TEST_P(DiscreteKernels, PowerWeightsDouble) { check_power_weights<double>(); }
+TEST_P(DiscreteKernels, RootWeightsFloat) { check_root_weights<float>(); }
+TEST_P(DiscreteKernels, RootWeightsDouble) { check_root_weights<double>(); }
 
 /// The threshold solver's sums for a general k (u^(k-1) by Pow in double) on one candidate:
 /// slope = u^(k-1), within pow_ulps(k - 1) of powl.
@@ -697,7 +718,7 @@ void expect_centered_backward(Map map, LD alpha, std::span<const T> p, std::span
 /// row counts that leave a partial group) and longer ones with the zero vectors skipped or not
 /// (700: scores of N(0, 3^2), and in turn N(0, 0.3^2) and N(0, 12^2), whose supports take
 /// both), each map with a shared parameter, and entmax with a
-/// parameter per row in runs (1.25, 1.25, 2, 1.5, 1.5, 1.75, 1.25), whose rows of one run share
+/// parameter per row in runs (1.25, 1.25, 2, 1.5, 1.5, 1.75, 3, 1.6, 1.25), whose rows of one run share
 /// their weights. A short row's gradient is also the same to the bit when it is computed alone
 /// (first in its group) as among the others.
 template <class T>
@@ -713,11 +734,12 @@ void check_centered_backward() {
       for (std::size_t i = 0; i < x.size(); ++i) x[i] *= (i / rows.length) % 2 ? T(4) : T(0.1);
     const std::vector<T> g = to_type<T>(normal_values(rows.count, rows.length, 1.0, 95 + rows.length));
     std::vector<T> per_row_alpha(rows.count);
-    const T runs[] = {1.25, 1.25, 2, 1.5, 1.5, 1.75, 1.25};
+    const T runs[] = {1.25, 1.25, 2, 1.5, 1.5, 1.75, 3, 1.6, 1.25};
     for (std::size_t r = 0; r < rows.count; ++r) per_row_alpha[r] = runs[r % std::size(runs)];
     std::vector<std::pair<std::string, sparcon::Family<T>>> families;
     for (const MapCase& c : {make_case(Map::softmax, 1), make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5),
-                             make_case(Map::entmax, 1.25), make_case(Map::entmax, 1.75), make_case(Map::budget, 3.5)})
+                             make_case(Map::entmax, 1.25), make_case(Map::entmax, 1.75), make_case(Map::entmax, 3),
+                             make_case(Map::budget, 3.5)})
       families.emplace_back(c.name, family_of<T>(c));
     families.emplace_back("entmax, alpha per row",
                           family_of<T>(Map::entmax, sparcon::PerRow<T>(std::span<const T>(per_row_alpha))));

@@ -22,6 +22,10 @@ GRAD_MAPS = {
     "sparsemax_bisect": lambda x, dim: sparcon.sparsemax_bisect(x, dim=dim),
     "entmax_bisect_1.3": lambda x, dim: sparcon.entmax_bisect(x, alpha=1.3, dim=dim),
     "entmax_bisect_2.5": lambda x, dim: sparcon.entmax_bisect(x, alpha=2.5, dim=dim),
+    # alpha = 1.25, 1.75 and 3 weigh the backward by roots and a division instead of a power.
+    "entmax_bisect_1.25": lambda x, dim: sparcon.entmax_bisect(x, alpha=1.25, dim=dim),
+    "entmax_bisect_1.75": lambda x, dim: sparcon.entmax_bisect(x, alpha=1.75, dim=dim),
+    "entmax_bisect_3": lambda x, dim: sparcon.entmax_bisect(x, alpha=3.0, dim=dim),
     "entmax_bisect_1": lambda x, dim: sparcon.entmax_bisect(x, alpha=1.0, dim=dim),
     "entmax_bisect_0.7": lambda x, dim: sparcon.entmax_bisect(x, alpha=0.7, dim=dim),
     "normmax_bisect_2": lambda x, dim: sparcon.normmax_bisect(x, alpha=2, dim=dim),
