@@ -478,19 +478,10 @@ void Write(const T* x, T* p, std::size_t n, const WriteParams<T>& w) {
     case WriteKind::offset_power:
       if constexpr (std::is_same_v<T, float>) {
         // p = u^k with k < 1 is ill-conditioned where u is tiny, and c rounded to float would
-        // move such entries by far more than 1e-6: vectors that may hold support entries are
-        // finished lane by lane in double, from the exact offset.
-        const auto margin = hn::Set(d, T(1e-4));
-        ForEachVector(d, x, n, T(0), [&](std::size_t i, auto v, std::size_t lanes) HWY_ATTR {
-          const auto u = hn::MulAdd(a, hn::Sub(v, shift), c);
-          if (hn::AllFalse(d, hn::Gt(u, hn::Neg(margin)))) return StorePartial(d, zero, p + i, lanes);
-          alignas(kMaxBytes) T block[kMaxBytes / sizeof(T)];
-          hn::Store(v, d, block);
-          for (std::size_t j = 0; j < lanes; ++j) {
-            const double uj = w.exact_a * (double(block[j]) - double(w.shift)) + w.exact_offset;
-            p[i + j] = uj > 0 && uj < kInf<double> ? static_cast<T>(std::pow(uj, w.exact_k)) : T(0);
-          }
-        });
+        // move such entries by far more than 1e-6: float rows take the general power's write,
+        // in double from the exact offset.
+        const double shift = static_cast<double>(w.shift);
+        return WriteGeneralPowers(x, p, n, 1, &shift, &w.exact_offset, w.exact_a, w.exact_k, 1.0);
       } else {
         run([&](auto y) HWY_ATTR {
           const auto u = hn::MulAdd(a, y, c);
@@ -2641,8 +2632,9 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       hn::Store(result, d, lambda + h);
       for (std::size_t l = h; l < h + L; ++l) offset[l] = 1 - a * lambda[l];
     }
-    // The write of entmax_row for this k: a general power's for the group's rows together.
-    if (kind == WriteKind::power) {
+    // The write of entmax_row for this k: a general power's (and in float, k < 1's: see Write)
+    // for the group's rows together.
+    if (kind == WriteKind::power || (kind == WriteKind::offset_power && std::is_same_v<T, float>)) {
       for (std::size_t l = 0; l < group; ++l) shifts[l] = static_cast<double>(maxima[l]);
       WriteGeneralPowers(x + first * n, p + first * n, n, group, shifts, offset, a, k, 1.0);
     } else {
