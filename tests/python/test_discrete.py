@@ -77,6 +77,22 @@ def test_gradcheck_tensor_alpha(dim):
     assert gradcheck(lambda t, a: sparcon.entmax_bisect(t, alpha=a, dim=dim), (x, alpha), eps=1e-6, atol=1e-7)
 
 
+def test_tensor_alpha_gradients_on_one_side():
+    # Autograd asks for one gradient: a fixed alpha per row (dx alone) or a learned alpha on fixed
+    # scores (dalpha alone); each against finite differences, the other side left without one.
+    x = rand(3, 4, 6, seed=6)
+    g = torch.Generator().manual_seed(7)
+    alpha = 1.2 + 1.3 * torch.rand(3, 4, 1, generator=g, dtype=torch.float64)
+    assert gradcheck(lambda t: sparcon.entmax_bisect(t, alpha=alpha), (x.clone().requires_grad_(),),
+                     eps=1e-6, atol=1e-7)
+    assert gradcheck(lambda a: sparcon.entmax_bisect(x, alpha=a), (alpha.clone().requires_grad_(),),
+                     eps=1e-6, atol=1e-7)
+    fixed, learned = x.clone().requires_grad_(), alpha.clone().requires_grad_()
+    sparcon.entmax_bisect(fixed, alpha=alpha)[..., 0].sum().backward()
+    sparcon.entmax_bisect(x, alpha=learned)[..., 0].sum().backward()
+    assert fixed.grad is not None and learned.grad is not None and alpha.grad is None and x.grad is None
+
+
 def test_gradcheck_scalar_tensor_alpha():
     x = rand(4, 5, seed=4).requires_grad_()
     alpha = torch.tensor(1.7, dtype=torch.float64, requires_grad=True)

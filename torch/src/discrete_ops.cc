@@ -131,21 +131,29 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
       return {from_rows(differentiable_backward(p_linked, g, alpha), view), at::Tensor(), at::Tensor(), at::Tensor(),
               at::Tensor()};
     }
+    // Only the gradients autograd asks for: a tensor alpha that does not require grad (a fixed
+    // alpha per head) costs no alpha gradient (a power and a log per entry of the support), and
+    // a learned alpha with x fixed no dx.
+    const bool want_dx = ctx->needs_input_grad(0);
+    const bool want_dalpha = ctx->needs_input_grad(1) && per_row.numel() > 0 && map == Map::entmax;
     at::Tensor dx;
     at::Tensor dalpha;
     if (generic) {
-      dx = generic::backward(map, {parameter, per_row}, p, g);
-      if (per_row.numel() > 0 && map == Map::entmax) dalpha = generic::entmax_alpha_backward(p, g, per_row);
+      if (want_dx) dx = generic::backward(map, {parameter, per_row}, p, g);
+      if (want_dalpha) dalpha = generic::entmax_alpha_backward(p, g, per_row);
     } else {
-      dx = at::empty_like(p);
       with_type(p.scalar_type(), [&](auto t) {
         using T = decltype(t);
         const auto fam = family_of<T>(map, parameter,
                                       per_row.numel() > 0 ? const_span_of<T>(per_row) : std::span<const T>());
-        core([&] {
-          sparcon::backward(fam, const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dx), view.shape, threads());
-        });
-        if (per_row.numel() > 0 && map == Map::entmax) {  // normmax and budget: no gradient to the parameter
+        if (want_dx) {
+          dx = at::empty_like(p);
+          core([&] {
+            sparcon::backward(fam, const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dx),
+                              view.shape, threads());
+          });
+        }
+        if (want_dalpha) {  // normmax and budget: no gradient to the parameter
           dalpha = at::empty_like(per_row);
           core([&] {
             sparcon::entmax_alpha_backward(const_span_of<T>(p), const_span_of<T>(g), span_of<T>(dalpha),
@@ -154,7 +162,7 @@ class DiscreteMap : public ::torch::autograd::Function<DiscreteMap> {
         }
       });
     }
-    at::Tensor dx_out = from_rows(dx, view);
+    at::Tensor dx_out = dx.defined() ? from_rows(dx, view) : at::Tensor();
     at::Tensor dalpha_out;
     if (dalpha.defined()) {
       // Back to the broadcast shape (size 1 along dim), then summed to alpha's own shape.
