@@ -4,6 +4,7 @@
 #include "check.h"
 #include "compensated_sum.h"
 #include "discrete/forward_row.h"
+#include "discrete/simd_kernels.h"
 #include "parallel_rows.h"
 #include "sparcon/discrete.h"
 
@@ -26,23 +27,16 @@ double softmax_alpha_gradient(const T* p, const T* g, std::size_t n) {
 }
 
 // sum_i g_i [(p_i - s^_i)/a^2 - (h_i - s^_i H)/a],  a = alpha - 1, s = p^(2-alpha), s^ = s/sum s,
-// h = p log p, H = sum h. Expanded into row sums so that one pass suffices.
+// h = p log p, H = sum h. Expanded into row sums (simd::Kernels::alpha_sums) so that one pass
+// suffices.
 template <class T>
 double entmax_alpha_gradient(double alpha, const T* p, const T* g, std::size_t n) {
   const double a = alpha - 1;
-  CompensatedSum gp, gs, s, gh, h;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!(p[i] > 0)) continue;
-    const double pi = p[i], gi = g[i], si = std::pow(pi, 2 - alpha), hi = pi * std::log(pi);
-    gp += gi * pi;
-    gs += gi * si;
-    s += si;
-    gh += gi * hi;
-    h += hi;
-  }
-  if (!(s.value() > 0)) return 0;  // an all -inf row
-  const double gs_hat = gs.value() / s.value();
-  return (gp.value() - gs_hat) / (a * a) - (gh.value() - gs_hat * h.value()) / a;
+  const simd::AlphaSums sums =
+      simd::Kernels<T>::alpha_sums(p, g, n, simd::EntmaxWeights<double>(alpha));
+  if (!(sums.s > 0)) return 0;  // an all -inf row
+  const double gs_hat = sums.gs / sums.s;
+  return (sums.gp - gs_hat) / (a * a) - (sums.gh - gs_hat * sums.h) / a;
 }
 
 // (e^-y - 1 + y) / y^2, without the cancellation near y = 0.

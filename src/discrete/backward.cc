@@ -33,12 +33,7 @@ simd::Weights<T> weights_of(Map map, double alpha) {
     case Map::budget:
       return {WeightKind::interior};
     default:  // entmax (normmax has its own backward)
-      if (alpha == 1) return {WeightKind::identity};
-      if (alpha == 2) return {WeightKind::support};
-      if (alpha == 1.5) return {WeightKind::sqrt};
-      if (alpha == 1.25 || alpha == 1.75) return {WeightKind::quarter, static_cast<T>(2 - alpha)};
-      if (alpha == 3) return {WeightKind::reciprocal};
-      return {WeightKind::power, static_cast<T>(2 - alpha)};
+      return simd::EntmaxWeights<T>(alpha);
   }
 }
 

@@ -19,13 +19,21 @@ namespace sparcon::simd::HWY_NAMESPACE {
 namespace {
 
 template <class T>
-constexpr TypedKernels<T> kTyped = {&Scan<T>,           &Collect<T>,     &Max<T>,
-                                    &ShiftedToDouble<T>, &ShortRows<T>,
-                                    &PowerRows<T>,      &SoftmaxRows<T>,
+constexpr TypedKernels<T> kTyped = {&Scan<T>,
+                                    &Collect<T>,
+                                    &Max<T>,
+                                    &ShiftedToDouble<T>,
+                                    &ShortRows<T>,
+                                    &PowerRows<T>,
+                                    &SoftmaxRows<T>,
                                     &Write<T>,
-                                    &Sum<T>,             &Scale<T>,       &SumWeighted<T>,
-                                    &CenterWeights<T>,   &WeightedCenter<T>,
-                                    &CenteredRows<T>};
+                                    &Sum<T>,
+                                    &Scale<T>,
+                                    &SumWeighted<T>,
+                                    &CenterWeights<T>,
+                                    &WeightedCenter<T>,
+                                    &CenteredRows<T>,
+                                    &SumAlphaTerms<T>};
 
 }  // namespace
 
@@ -156,6 +164,11 @@ template <class T>
 void Kernels<T>::centered_rows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n,
                                const Weights<T>& w) {
   typed<T>().centered_rows(p, g, dx, rows, n, w);
+}
+
+template <class T>
+AlphaSums Kernels<T>::alpha_sums(const T* p, const T* g, std::size_t n, const Weights<double>& w) {
+  return typed<T>().alpha_sums(p, g, n, w);
 }
 
 template struct Kernels<float>;

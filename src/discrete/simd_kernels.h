@@ -93,10 +93,27 @@ struct Weights {
   T e = 1;  ///< exponent for WeightKind::quarter and WeightKind::power
 };
 
+/// The weights s = p^(2 - alpha) of entmax with this alpha, the cheapest kind that is exact.
+template <class T>
+Weights<T> EntmaxWeights(double alpha) {
+  if (alpha == 1) return {WeightKind::identity};
+  if (alpha == 2) return {WeightKind::support};
+  if (alpha == 1.5) return {WeightKind::sqrt};
+  if (alpha == 1.25 || alpha == 1.75) return {WeightKind::quarter, static_cast<T>(2 - alpha)};
+  if (alpha == 3) return {WeightKind::reciprocal};
+  return {WeightKind::power, static_cast<T>(2 - alpha)};
+}
+
 /// Sums for the backward pass: sum_i s_i g_i and sum_i s_i, in double.
 struct WeightedSums {
   double sg = 0;
   double s = 0;
+};
+
+/// The sums of the alpha gradient's direct form over one row's support (p > 0, alpha_gradient.cc):
+/// sum g p, sum g s, sum s, sum g h and sum h, with s = p^(2 - alpha) and h = p log p, in double.
+struct AlphaSums {
+  double gp = 0, gs = 0, s = 0, gh = 0, h = 0;
 };
 
 /// The shift q of the centring dx = s (g - q): sum s g / sum s, or 0 where no entry has weight.
@@ -234,6 +251,10 @@ struct Kernels {
   /// the rows around it. dx may equal p or g.
   static void centered_rows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n,
                             const Weights<T>& w);
+  /// AlphaSums of one row of n entries for s of the weights w (EntmaxWeights<double>(alpha)):
+  /// each term in double (s as the backward's weights, log by Highway's Log: within a few ulps
+  /// of std::pow and std::log), summed in compensated lanes.
+  static AlphaSums alpha_sums(const T* p, const T* g, std::size_t n, const Weights<double>& w);
 };
 
 /// One target's kernels for one element type, as function pointers (simd_kernels.cc fills a
@@ -254,6 +275,7 @@ struct TypedKernels {
   void (*center_weights)(const T*, const T*, T*, std::size_t, T);
   void (*weighted_center)(const T*, const T*, T*, std::size_t, const Weights<T>&, T);
   void (*centered_rows)(const T*, const T*, T*, std::size_t, std::size_t, const Weights<T>&);
+  AlphaSums (*alpha_sums)(const T*, const T*, std::size_t, const Weights<double>&);
 };
 
 struct KernelTable {

@@ -312,6 +312,51 @@ TEST_P(DiscreteKernels, PowerWeightsDouble) { check_power_weights<double>(); }
 TEST_P(DiscreteKernels, RootWeightsFloat) { check_root_weights<float>(); }
 TEST_P(DiscreteKernels, RootWeightsDouble) { check_root_weights<double>(); }
 
+/// The alpha gradient's row sums (Kernels::alpha_sums) against long double: over the entries
+/// with p > 0 (zeros, NaN and negative p left out, g anything there), sum g p, sum g s, sum s,
+/// sum g h, sum h with s = p^(2 - alpha) and h = p log p, each within 8 ulps of the sum of the
+/// terms' magnitudes (Pow's 2.5 ulps, the roots' 3.5, Log's, then compensated sums), on rows of
+/// 1-1000, for every kind of weight (1 and 2 only reach these sums here).
+template <class T>
+void check_alpha_sums() {
+  std::mt19937_64 rng(91);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::normal_distribution<double> normal(0, 1);
+  for (const std::size_t n : {1, 5, 16, 45, 513, 1000}) {
+    std::vector<T> p(n), g(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double u = unit(rng);
+      p[i] = u < 0.3    ? T(0)
+             : u < 0.32 ? std::numeric_limits<T>::quiet_NaN()
+             : u < 0.34 ? T(-0.5)
+                        : static_cast<T>(std::pow(unit(rng), 3));
+      g[i] = p[i] > 0 || u < 0.31 ? static_cast<T>(normal(rng)) : std::numeric_limits<T>::infinity();
+    }
+    for (const double alpha : {1.25, 1.5, 1.75, 2.5, 0.5, 3.0, 1.6, 2.0, 1.0}) {
+      SCOPED_TRACE("n " + std::to_string(n) + " alpha " + std::to_string(alpha));
+      const sparcon::simd::AlphaSums got =
+          sparcon::simd::Kernels<T>::alpha_sums(p.data(), g.data(), n, sparcon::simd::EntmaxWeights<double>(alpha));
+      LD want[5] = {}, size[5] = {};
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!(p[i] > 0)) continue;
+        const LD pi = p[i], gi = g[i], si = std::pow(pi, 2 - static_cast<LD>(alpha)), hi = pi * std::log(pi);
+        const LD terms[5] = {gi * pi, gi * si, si, gi * hi, hi};
+        for (int t = 0; t < 5; ++t) {
+          want[t] += terms[t];
+          size[t] += std::fabs(terms[t]);
+        }
+      }
+      const double sums[5] = {got.gp, got.gs, got.s, got.gh, got.h};
+      for (int t = 0; t < 5; ++t)
+        EXPECT_LE(std::fabs(static_cast<LD>(sums[t]) - want[t]), 8 * std::numeric_limits<double>::epsilon() * size[t])
+            << "sum " << t << ": " << sums[t] << " vs " << static_cast<double>(want[t]);
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, AlphaSumsFloat) { check_alpha_sums<float>(); }
+TEST_P(DiscreteKernels, AlphaSumsDouble) { check_alpha_sums<double>(); }
+
 /// The threshold solver's sums for a general k (u^(k-1) by Pow in double) on one candidate:
 /// slope = u^(k-1), within pow_ulps(k - 1) of powl.
 TEST_P(DiscreteKernels, PowerSumsGeneralExponent) {
