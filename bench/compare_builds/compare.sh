@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compares the discrete maps' speed between two checkouts of sparcon in one process (driver.cc):
 #
-#   bench/compare_builds/compare.sh BASE_DIR NEW_DIR [fwd|bwd] [SCALE] [MAP ...]
+#   bench/compare_builds/compare.sh BASE_DIR NEW_DIR [fwd|bwd|dalpha] [SCALE] [MAP ...]
 #
 # e.g. `git worktree add /tmp/base HEAD~1` then `bench/compare_builds/compare.sh /tmp/base .`.
 # Each checkout's core is built in its build/perf (Release, no torch, examples or tests) and linked

@@ -4,7 +4,7 @@
 // whose speed drifts by 10-40% within minutes, the ratio of the two turns of one round moves far
 // less than the times do; the median of those paired ratios is the figure.
 //
-//   driver BASE.so NEW.so MAP ROWS N [ROUNDS=16] [fwd|bwd] [SCALE=1]
+//   driver BASE.so NEW.so MAP ROWS N [ROUNDS=16] [fwd|bwd|dalpha] [SCALE=1]
 //
 // Prints both builds' minimum and median time per call (µs) and base / new, the paired median
 // with its quartiles (> 1: the new build is faster). Rows are SCALE * N(0,1) from a fixed seed.
@@ -30,7 +30,7 @@ std::vector<double> sorted(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s BASE.so NEW.so MAP ROWS N [ROUNDS] [fwd|bwd] [SCALE]\n",
+    std::fprintf(stderr, "usage: %s BASE.so NEW.so MAP ROWS N [ROUNDS] [fwd|bwd|dalpha] [SCALE]\n",
                  argv[0]);
     return 2;
   }
@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   const std::string map = argv[3];
   const std::size_t rows = std::stoul(argv[4]), n = std::stoul(argv[5]);
   const int rounds = argc > 6 ? std::atoi(argv[6]) : 16;
-  const int op = argc > 7 && std::string(argv[7]) == "bwd" ? 1 : 0;
+  const std::string op_name = argc > 7 ? argv[7] : "fwd";
+  const int op = op_name == "bwd" ? 1 : op_name == "dalpha" ? 2 : 0;
   const float scale = argc > 8 ? std::strtof(argv[8], nullptr) : 1.0F;
   std::vector<float> x(rows * n), p(rows * n), g(rows * n), dx(rows * n);
   std::mt19937_64 rng(42);
@@ -88,7 +89,7 @@ int main(int argc, char** argv) {
   std::printf(
       "%s %s %zux%zu scale %g: base min %.1f median %.1f | new min %.1f median %.1f | "
       "base/new paired median %.3f (quartiles %.3f %.3f)\n",
-      map.c_str(), op == 0 ? "fwd" : "bwd", rows, n, static_cast<double>(scale), base[0],
+      map.c_str(), op_name.c_str(), rows, n, static_cast<double>(scale), base[0],
       base[base.size() / 2], change[0], change[change.size() / 2], q[q.size() / 2], q[q.size() / 4],
       q[3 * q.size() / 4]);
 }

@@ -4,10 +4,12 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "sparcon/discrete.h"
 
-// op 0: p = map(x); op 1: dx = the backward of map at p with upstream gradient g. map is
+// op 0: p = map(x); op 1: dx = the backward of map at p with upstream gradient g; op 2 (an alpha
+// only): the gradient to a per-row alpha of that value, d alpha into dx[0, rows). map is
 // "softmax", "sparsemax", "entmax15" or an alpha ("1.75"). Rows of n floats, one thread.
 extern "C" void compare_builds_call(int op, const char* map, const float* x, float* p,
                                     const float* g, float* dx, std::size_t rows, std::size_t n) {
@@ -20,6 +22,12 @@ extern "C" void compare_builds_call(int op, const char* map, const float* x, flo
   const std::size_t size = rows * n;
   if (op == 0) {
     sparcon::forward<float>(family, {x, size}, {p, size}, shape, sparcon::Threads{1});
+  } else if (op == 2) {
+    static thread_local std::vector<float> alpha;
+    alpha.assign(rows, std::stof(m));
+    sparcon::entmax_alpha_backward<float>({p, size}, {g, size}, {dx, rows}, shape,
+                                          sparcon::PerRow<float>(std::span<const float>(alpha)),
+                                          sparcon::Threads{1});
   } else {
     sparcon::backward<float>(family, {p, size}, {g, size}, {dx, size}, shape, sparcon::Threads{1});
   }
