@@ -37,12 +37,11 @@ simd::Weights<T> weights_of(Map map, double alpha) {
   }
 }
 
-// dx = s (g - sum s g / sum s). Weights that cost a power (exp and log, or two square roots, per
-// entry) are computed once: the first pass keeps them in dx, unless dx is g itself.
+// dx = s (g - sum s g / sum s). Weights that cost a power or two square roots per entry
+// (KeepsWeightsPerRow) are computed once: the first pass keeps them in dx, unless dx is g itself.
 template <class T>
 void centered_row(const simd::Weights<T>& w, const T* p, const T* g, T* dx, std::size_t n) {
-  const bool keep_weights =
-      (w.kind == WeightKind::power || w.kind == WeightKind::quarter) && dx != g;
+  const bool keep_weights = simd::KeepsWeightsPerRow(w.kind) && dx != g;
   const simd::WeightedSums sums =
       simd::Kernels<T>::weighted_sums(p, g, n, w, keep_weights ? dx : nullptr);
   const T q = simd::centering_shift<T>(sums);

@@ -1039,7 +1039,7 @@ HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size
     return CenterRow<K, kSkip, decltype(count)::value>(d, p + at, g + at, dx + at, n, e,
                                                        centering_shift<T>(sums));
   };
-  if constexpr (K == WeightKind::power || K == WeightKind::quarter) {
+  if constexpr (KeepsWeightsPerRow(K)) {
     for (std::size_t r = 0; r < rows; ++r) {
       const std::size_t at = r * n;
       alignas(kMaxBytes) T s[kMaxCenteredRow];
@@ -1109,7 +1109,7 @@ AlphaSums SumAlphaTermsOf(const T* p, const T* g, std::size_t n, double e) {
     const V gv = hn::IfThenElseZero(inside, PromoteColumn(d, LoadTail(dt, g + i, lanes, T(0))));
     const V s = hn::IfThenElseZero(inside, Weight<K>(d, safe, ev));
     const V h = hn::IfThenElseZero(inside, hn::Mul(safe, hn::Log(d, safe)));
-    add(0, hn::Mul(gv, hn::IfThenElseZero(inside, pv)));
+    add(0, hn::Mul(gv, safe));  // g is 0 outside, safe 1
     add(1, hn::Mul(gv, s));
     add(2, s);
     add(3, hn::Mul(gv, h));

@@ -93,6 +93,13 @@ struct Weights {
   T e = 1;  ///< exponent for WeightKind::quarter and WeightKind::power
 };
 
+/// Whether a row taken a call per pass (rows longer than centered_rows takes in groups) keeps its
+/// weights from the sums for the centring rather than computing them again: those that cost a
+/// power or two square roots per entry.
+constexpr bool KeepsWeightsPerRow(WeightKind kind) {
+  return kind == WeightKind::power || kind == WeightKind::quarter;
+}
+
 /// The weights s = p^(2 - alpha) of entmax with this alpha, the cheapest kind that is exact.
 template <class T>
 Weights<T> EntmaxWeights(double alpha) {
