@@ -1083,15 +1083,42 @@ void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n
 
 // ---- the alpha gradient's sums ---------------------------------------------------------------
 
-// SumAlphaTerms for weights of kind K (exponent e for quarter and power).
+// sum + error over the lanes, compensated: the halves folded onto each other (TwoSum, every
+// addition's rounding error kept) down to one lane, the errors added along.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE double CompensatedLaneSum(D d, V sum, V error) {
+#if HWY_TARGET == HWY_SCALAR  // one lane, and no UpperHalf
+  (void)d;
+  return hn::GetLane(sum) + hn::GetLane(error);
+#else
+  if constexpr (hn::MaxLanes(D()) == 1) {
+    return hn::GetLane(sum) + hn::GetLane(error);
+  } else {
+    const hn::Half<D> dh;
+    const auto low = hn::LowerHalf(dh, sum), high = hn::UpperHalf(dh, sum);
+    const auto total = hn::Add(low, high), high_part = hn::Sub(total, low);
+    const auto rounding =
+        hn::Add(hn::Sub(low, hn::Sub(total, high_part)), hn::Sub(high, high_part));
+    return CompensatedLaneSum(
+        dh, total, hn::Add(hn::Add(hn::LowerHalf(dh, error), hn::UpperHalf(dh, error)), rounding));
+  }
+#endif
+}
+
+// SumAlphaTerms for weights of kind K (exponent e for quarter and power). The row is taken in
+// blocks: first the entries with p > 0 are packed (p and g, compressed vector by vector), then
+// the weight and the log run on whole vectors of the packed entries only, so that a sparse row
+// pays them for its support, not its length (entmax-1.6 on rows of 128: a few entries spread
+// over 16 vectors of doubles).
 template <WeightKind K, class T>
 AlphaSums SumAlphaTermsOf(const T* p, const T* g, std::size_t n, double e) {
+  const hn::ScalableTag<T> dt;
   const hn::ScalableTag<double> d;
-  const hn::Rebind<T, decltype(d)> dt;
+  const hn::Rebind<T, decltype(d)> dn;  // as many T as d has doubles
   using V = hn::Vec<decltype(d)>;
-  constexpr std::size_t kMaxN = kMaxBytes / sizeof(double);
-  const std::size_t N = hn::Lanes(d);
-  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), ev = hn::Set(d, e);
+  constexpr std::size_t kBlock = 256;
+  const std::size_t NT = hn::Lanes(dt), N = hn::Lanes(d);
+  const V zero = hn::Zero(d), ev = hn::Set(d, e);
   V sums[5], errors[5];
   for (std::size_t t = 0; t < 5; ++t) sums[t] = errors[t] = zero;
   auto add = [&](std::size_t t, V v) HWY_ATTR {
@@ -1100,33 +1127,38 @@ AlphaSums SumAlphaTermsOf(const T* p, const T* g, std::size_t n, double e) {
         hn::Add(errors[t], hn::Add(hn::Sub(sums[t], hn::Sub(total, v_part)), hn::Sub(v, v_part)));
     sums[t] = total;
   };
-  for (std::size_t i = 0; i < n; i += N) {
-    const std::size_t lanes = std::min(N, n - i);
-    const V pv = PromoteColumn(d, LoadTail(dt, p + i, lanes, T(0)));
-    const auto inside = hn::Gt(pv, zero);  // NaN, 0 and the padding: outside
-    if (hn::AllFalse(d, inside)) continue;
-    const V safe = hn::IfThenElse(inside, pv, one);
-    const V gv = hn::IfThenElseZero(inside, PromoteColumn(d, LoadTail(dt, g + i, lanes, T(0))));
-    const V s = hn::IfThenElseZero(inside, Weight<K>(d, safe, ev));
-    const V h = hn::IfThenElseZero(inside, hn::Mul(safe, hn::Log(d, safe)));
-    add(0, hn::Mul(gv, safe));  // g is 0 outside, safe 1
-    add(1, hn::Mul(gv, s));
-    add(2, s);
-    add(3, hn::Mul(gv, h));
-    add(4, h);
+  // Room for a whole compressed vector beyond the block, and for the padding of the last one.
+  alignas(kMaxBytes) T packed_p[kBlock + kMaxBytes / sizeof(T)];
+  alignas(kMaxBytes) T packed_g[kBlock + kMaxBytes / sizeof(T)];
+  for (std::size_t start = 0; start < n; start += kBlock) {
+    const std::size_t end = std::min(n, start + kBlock);
+    std::size_t count = 0;
+    for (std::size_t i = start; i < end; i += NT) {
+      const std::size_t lanes = std::min(NT, end - i);
+      const auto pv = LoadTail(dt, p + i, lanes, T(0));
+      const auto inside = hn::Gt(pv, hn::Zero(dt));  // NaN, 0 and the padding: outside
+      hn::StoreU(CompressLanes(dt, pv, inside), dt, packed_p + count);
+      hn::StoreU(CompressLanes(dt, LoadTail(dt, g + i, lanes, T(0)), inside), dt, packed_g + count);
+      count += hn::CountTrue(dt, inside);
+    }
+    // The last vector's padding: p = 1, g = 0 adds nothing to the sums of g and to h = p log p;
+    // its weight is masked.
+    hn::StoreU(hn::Set(dt, T(1)), dt, packed_p + count);
+    hn::StoreU(hn::Zero(dt), dt, packed_g + count);
+    for (std::size_t i = 0; i < count; i += N) {
+      const V pv = PromoteColumn(d, hn::LoadU(dn, packed_p + i));
+      const V gv = PromoteColumn(d, hn::LoadU(dn, packed_g + i));
+      const V s = hn::IfThenElseZero(hn::FirstN(d, count - i), Weight<K>(d, pv, ev));
+      const V h = hn::Mul(pv, hn::Log(d, pv));
+      add(0, hn::Mul(gv, pv));
+      add(1, hn::Mul(gv, s));
+      add(2, s);
+      add(3, hn::Mul(gv, h));
+      add(4, h);
+    }
   }
-  // The lanes' sums and errors, compensated in turn.
   double out[5];
-  for (std::size_t t = 0; t < 5; ++t) {
-    alignas(kMaxBytes) double lane_sums[kMaxN], lane_errors[kMaxN];
-    hn::Store(sums[t], d, lane_sums);
-    hn::Store(errors[t], d, lane_errors);
-    sparcon::detail::CompensatedSum total;
-    for (std::size_t l = 0; l < N; ++l) total += lane_sums[l];
-    double error = 0;
-    for (std::size_t l = 0; l < N; ++l) error += lane_errors[l];
-    out[t] = total.value() + error;
-  }
+  for (std::size_t t = 0; t < 5; ++t) out[t] = CompensatedLaneSum(d, sums[t], errors[t]);
   return {.gp = out[0], .gs = out[1], .s = out[2], .gh = out[3], .h = out[4]};
 }
 

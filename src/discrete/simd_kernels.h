@@ -260,7 +260,8 @@ struct Kernels {
                             const Weights<T>& w);
   /// AlphaSums of one row of n entries for s of the weights w (EntmaxWeights<double>(alpha)):
   /// each term in double (s as the backward's weights, log by Highway's Log: within a few ulps
-  /// of std::pow and std::log), summed in compensated lanes.
+  /// of std::pow and std::log), over the entries with p > 0 only (packed first), summed in
+  /// compensated lanes and folded across them compensated.
   static AlphaSums alpha_sums(const T* p, const T* g, std::size_t n, const Weights<double>& w);
 };
 

@@ -357,6 +357,46 @@ void check_alpha_sums() {
 TEST_P(DiscreteKernels, AlphaSumsFloat) { check_alpha_sums<float>(); }
 TEST_P(DiscreteKernels, AlphaSumsDouble) { check_alpha_sums<double>(); }
 
+/// sum g p on a row built to cancel: float-valued p and g (so every product is exact in double),
+/// the last g chosen so that the sum is about 1e-9 of the sum of |g p|. A compensated sum, in the
+/// lanes and across them, is within a few ulps of the exact sum; a plain one is off by about an
+/// ulp of sum |g p|, 1e7 times that. The reference: Neumaier's compensated sum in long double.
+template <class T>
+void check_alpha_sums_cancelling() {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::normal_distribution<double> normal(0, 1);
+  auto exact_sum = [](const std::vector<LD>& terms) {
+    LD sum = 0, error = 0;
+    for (const LD t : terms) {
+      const LD total = sum + t;
+      error += std::fabs(sum) >= std::fabs(t) ? (sum - total) + t : (t - total) + sum;
+      sum = total;
+    }
+    return sum + error;
+  };
+  for (const std::size_t n : {7, 64, 1000}) {
+    std::vector<T> p(n), g(n);
+    std::vector<LD> terms(n - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      p[i] = static_cast<T>(static_cast<float>(0.01 + std::pow(unit(rng), 3)));
+      g[i] = static_cast<T>(static_cast<float>(normal(rng)));
+      if (i + 1 < n) terms[i] = static_cast<LD>(g[i]) * p[i];
+    }
+    g[n - 1] = static_cast<T>(static_cast<float>(-exact_sum(terms) / p[n - 1]));
+    terms.push_back(static_cast<LD>(g[n - 1]) * p[n - 1]);
+    const LD want = exact_sum(terms);
+    const double got =
+        sparcon::simd::Kernels<T>::alpha_sums(p.data(), g.data(), n, sparcon::simd::EntmaxWeights<double>(1.5)).gp;
+    constexpr double eps = std::numeric_limits<double>::epsilon();
+    EXPECT_LE(std::fabs(static_cast<LD>(got) - want), 4 * eps * std::fabs(want) + n * eps * eps)
+        << "n " << n << ": " << got << " vs " << static_cast<double>(want);
+  }
+}
+
+TEST_P(DiscreteKernels, AlphaSumsCancellingFloat) { check_alpha_sums_cancelling<float>(); }
+TEST_P(DiscreteKernels, AlphaSumsCancellingDouble) { check_alpha_sums_cancelling<double>(); }
+
 /// The threshold solver's sums for a general k (u^(k-1) by Pow in double) on one candidate:
 /// slope = u^(k-1), within pow_ulps(k - 1) of powl.
 TEST_P(DiscreteKernels, PowerSumsGeneralExponent) {
