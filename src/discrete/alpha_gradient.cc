@@ -2,7 +2,6 @@
 #include <cmath>
 
 #include "check.h"
-#include "compensated_sum.h"
 #include "discrete/forward_row.h"
 #include "discrete/simd_kernels.h"
 #include "parallel_rows.h"
@@ -11,20 +10,6 @@
 namespace sparcon {
 namespace detail {
 namespace {
-
-// alpha = 1: the limit (1/2) sum_i g_i p_i (sum_j p_j l_j^2 - l_i^2), l = log p.
-template <class T>
-double softmax_alpha_gradient(const T* p, const T* g, std::size_t n) {
-  CompensatedSum e, gp, gpl2;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!(p[i] > 0)) continue;
-    const double pi = p[i], l = std::log(pi);
-    e += pi * l * l;
-    gp += g[i] * pi;
-    gpl2 += g[i] * pi * l * l;
-  }
-  return 0.5 * (gp.value() * e.value() - gpl2.value());
-}
 
 // sum_i g_i [(p_i - s^_i)/a^2 - (h_i - s^_i H)/a],  a = alpha - 1, s = p^(2-alpha), s^ = s/sum s,
 // h = p log p, H = sum h. Expanded into row sums (simd::Kernels::alpha_sums) so that one pass
@@ -39,37 +24,18 @@ double entmax_alpha_gradient(double alpha, const T* p, const T* g, std::size_t n
   return (sums.gp - gs_hat) / (a * a) - (sums.gh - gs_hat * sums.h) / a;
 }
 
-// (e^-y - 1 + y) / y^2, without the cancellation near y = 0.
-double phi(double y) {
-  if (std::abs(y) > 0.5) return (std::expm1(-y) + y) / (y * y);
-  double term = 0.5, sum = 0.5;  // sum_k (-y)^k / (k + 2)!
-  for (int k = 1; k <= 14; ++k) {
-    term *= -y / (k + 2);
-    sum += term;
-  }
-  return sum;
-}
-
 // The same gradient for alpha near 1, d = alpha - 1 small, where the form above cancels (its
 // two terms grow like 1/d^2 and 1/d). With l = log p, q_i = e^(-d l_i) - 1 + d l_i = O(d^2)
 // and r_i = q_i / d^2 = l_i^2 phi(d l_i), s_i = p_i (1 - d l_i + q_i), and the sum becomes
 //   [R Gp - GR + d (L GR - R GL)] / (1 - d L + d^2 R)
 // with L = sum p l, R = sum p r, Gp = sum g p, GR = sum g p r, GL = sum g p l: no term grows as
-// d -> 0, and the limit is the alpha = 1 formula.
+// d -> 0, and at d = 0 (phi(0) = 1/2) it is the alpha = 1 limit (1/2) sum_i g_i p_i
+// (sum_j p_j l_j^2 - l_i^2). The sums by simd::Kernels::near_one_sums.
 template <class T>
 double near_one_alpha_gradient(double d, const T* p, const T* g, std::size_t n) {
-  CompensatedSum l_sum, r_sum, gp, gr, gl;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!(p[i] > 0)) continue;
-    const double pi = p[i], gi = g[i], l = std::log(pi), r = l * l * phi(d * l);
-    l_sum += pi * l;
-    r_sum += pi * r;
-    gp += gi * pi;
-    gr += gi * pi * r;
-    gl += gi * pi * l;
-  }
-  const double L = l_sum.value(), R = r_sum.value();
-  return (R * gp.value() - gr.value() + d * (L * gr.value() - R * gl.value())) / (1 - d * L + d * d * R);
+  const simd::NearOneSums sums = simd::Kernels<T>::near_one_sums(p, g, n, d);
+  const double L = sums.l, R = sums.r;
+  return (R * sums.gp - sums.gr + d * (L * sums.gr - R * sums.gl)) / (1 - d * L + d * d * R);
 }
 
 }  // namespace
@@ -90,11 +56,12 @@ void entmax_alpha_backward(std::span<const T> p, std::span<const T> g, std::span
       const T* pr = p.data() + r * rows.length;
       const T* gr = g.data() + r * rows.length;
       const double a = static_cast<double>(alpha[r]);
-      // |alpha - 1| < 1/4: the expansion about alpha = 1 (exact, not a truncation); beyond, the
+      // |alpha - 1| < 1/4, alpha = 1 included: the expansion about alpha = 1 (exact, not a
+      // truncation); beyond, the
       // direct form, whose cancellation is then below 16 ulp.
-      dalpha[r] = static_cast<T>(a == 1                  ? detail::softmax_alpha_gradient(pr, gr, rows.length)
-                                 : std::abs(a - 1) < 0.25 ? detail::near_one_alpha_gradient(a - 1, pr, gr, rows.length)
-                                                          : detail::entmax_alpha_gradient(a, pr, gr, rows.length));
+      dalpha[r] = static_cast<T>(std::abs(a - 1) < 0.25
+                                     ? detail::near_one_alpha_gradient(a - 1, pr, gr, rows.length)
+                                     : detail::entmax_alpha_gradient(a, pr, gr, rows.length));
     }
   });
 }

@@ -1105,28 +1105,25 @@ HWY_INLINE double CompensatedLaneSum(D d, V sum, V error) {
 #endif
 }
 
-// SumAlphaTerms for weights of kind K (exponent e for quarter and power). The row is taken in
-// blocks: first the entries with p > 0 are packed (p and g, compressed vector by vector), then
-// the weight and the log run on whole vectors of the packed entries only, so that a sparse row
-// pays them for its support, not its length (entmax-1.6 on rows of 128: a few entries spread
-// over 16 vectors of doubles).
-template <WeightKind K, class T>
-AlphaSums SumAlphaTermsOf(const T* p, const T* g, std::size_t n, double e) {
+// Five sums over the entries of a row with p > 0, in double: terms(d, p, g, valid) gives the
+// five terms of a vector of them (valid: the lanes that hold entries; the others hold p = 1,
+// g = 0), each summed in compensated lanes (TwoSum: every addition's rounding error kept) and
+// folded across them compensated. The row is taken in blocks: first its entries with p > 0 are
+// packed (p and g, compressed vector by vector, NaN and the padding left out), then the terms
+// run on whole vectors of the packed entries only, so that a sparse row pays its powers and logs
+// for its support, not its length (entmax-1.6 on rows of 128: a few entries spread over 16
+// vectors of doubles).
+template <class T, class Terms>
+HWY_INLINE std::array<double, 5> SumSupportTerms(const T* p, const T* g, std::size_t n,
+                                                 Terms terms) {
   const hn::ScalableTag<T> dt;
   const hn::ScalableTag<double> d;
   const hn::Rebind<T, decltype(d)> dn;  // as many T as d has doubles
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t kBlock = 256;
   const std::size_t NT = hn::Lanes(dt), N = hn::Lanes(d);
-  const V zero = hn::Zero(d), ev = hn::Set(d, e);
   V sums[5], errors[5];
-  for (std::size_t t = 0; t < 5; ++t) sums[t] = errors[t] = zero;
-  auto add = [&](std::size_t t, V v) HWY_ATTR {
-    const V total = hn::Add(sums[t], v), v_part = hn::Sub(total, sums[t]);
-    errors[t] =
-        hn::Add(errors[t], hn::Add(hn::Sub(sums[t], hn::Sub(total, v_part)), hn::Sub(v, v_part)));
-    sums[t] = total;
-  };
+  for (std::size_t t = 0; t < 5; ++t) sums[t] = errors[t] = hn::Zero(d);
   // Room for a whole compressed vector beyond the block, and for the padding of the last one.
   alignas(kMaxBytes) T packed_p[kBlock + kMaxBytes / sizeof(T)];
   alignas(kMaxBytes) T packed_g[kBlock + kMaxBytes / sizeof(T)];
@@ -1141,24 +1138,35 @@ AlphaSums SumAlphaTermsOf(const T* p, const T* g, std::size_t n, double e) {
       hn::StoreU(CompressLanes(dt, LoadTail(dt, g + i, lanes, T(0)), inside), dt, packed_g + count);
       count += hn::CountTrue(dt, inside);
     }
-    // The last vector's padding: p = 1, g = 0 adds nothing to the sums of g and to h = p log p;
-    // its weight is masked.
     hn::StoreU(hn::Set(dt, T(1)), dt, packed_p + count);
     hn::StoreU(hn::Zero(dt), dt, packed_g + count);
     for (std::size_t i = 0; i < count; i += N) {
-      const V pv = PromoteColumn(d, hn::LoadU(dn, packed_p + i));
-      const V gv = PromoteColumn(d, hn::LoadU(dn, packed_g + i));
-      const V s = hn::IfThenElseZero(hn::FirstN(d, count - i), Weight<K>(d, pv, ev));
-      const V h = hn::Mul(pv, hn::Log(d, pv));
-      add(0, hn::Mul(gv, pv));
-      add(1, hn::Mul(gv, s));
-      add(2, s);
-      add(3, hn::Mul(gv, h));
-      add(4, h);
+      const std::array<V, 5> v =
+          terms(d, PromoteColumn(d, hn::LoadU(dn, packed_p + i)),
+                PromoteColumn(d, hn::LoadU(dn, packed_g + i)), hn::FirstN(d, count - i));
+      for (std::size_t t = 0; t < 5; ++t) {
+        const V total = hn::Add(sums[t], v[t]), v_part = hn::Sub(total, sums[t]);
+        errors[t] = hn::Add(
+            errors[t], hn::Add(hn::Sub(sums[t], hn::Sub(total, v_part)), hn::Sub(v[t], v_part)));
+        sums[t] = total;
+      }
     }
   }
-  double out[5];
+  std::array<double, 5> out;
   for (std::size_t t = 0; t < 5; ++t) out[t] = CompensatedLaneSum(d, sums[t], errors[t]);
+  return out;
+}
+
+// SumAlphaTerms for weights of kind K (exponent e for quarter and power).
+template <WeightKind K, class T>
+AlphaSums SumAlphaTermsOf(const T* p, const T* g, std::size_t n, double e) {
+  const auto out = SumSupportTerms(p, g, n, [e](auto d, auto pv, auto gv, auto valid) HWY_ATTR {
+    // The padding's p = 1 and g = 0 add nothing to the sums of g and of h = p log p; its weight
+    // is masked.
+    const auto s = hn::IfThenElseZero(valid, Weight<K>(d, pv, hn::Set(d, e)));
+    const auto h = hn::Mul(pv, hn::Log(d, pv));
+    return std::array{hn::Mul(gv, pv), hn::Mul(gv, s), s, hn::Mul(gv, h), h};
+  });
   return {.gp = out[0], .gs = out[1], .s = out[2], .gh = out[3], .h = out[4]};
 }
 
@@ -1174,6 +1182,43 @@ AlphaSums SumAlphaTerms(const T* p, const T* g, std::size_t n, const Weights<dou
   return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
     return SumAlphaTermsOf<decltype(kind)::value>(p, g, n, w.e);
   });
+}
+
+// phi(y) = (e^-y - 1 + y) / y^2 without the cancellation near y = 0: for |y| <= 1/2 its Taylor
+// series sum_k (-y)^k / (k + 2)! to k = 14 (the terms beyond are below 2^-60 of the sum), else
+// by Expm1.
+constexpr std::array<double, 15> MakePhiSeries() {
+  std::array<double, 15> c{0.5};  // 1 / (k + 2)!
+  for (int k = 1; k < 15; ++k) c[k] = c[k - 1] / (k + 2);
+  return c;
+}
+constexpr std::array<double, 15> kPhiSeries = MakePhiSeries();
+
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V Phi(D d, V y) {
+  const V minus_y = hn::Neg(y);
+  V series = hn::Set(d, kPhiSeries[14]);
+  for (int k = 13; k >= 0; --k) series = hn::MulAdd(series, minus_y, hn::Set(d, kPhiSeries[k]));
+  const auto small = hn::Le(hn::Abs(y), hn::Set(d, 0.5));
+  if (hn::AllTrue(d, small)) return series;
+  const V safe = hn::IfThenElse(small, hn::Set(d, 1.0), y);
+  const V direct = hn::Div(hn::Add(hn::Expm1(d, hn::Neg(safe)), safe), hn::Mul(safe, safe));
+  return hn::IfThenElse(small, series, direct);
+}
+
+// NearOneSums of one row (Kernels::near_one_sums): with l = log p, r = l^2 phi(delta l), over the
+// entries with p > 0, in double, compensated as SumSupportTerms: sum p l, sum p r, sum g p,
+// sum g p r, sum g p l.
+template <class T>
+NearOneSums SumNearOneTerms(const T* p, const T* g, std::size_t n, double delta) {
+  const auto out = SumSupportTerms(p, g, n, [delta](auto d, auto pv, auto gv, auto) HWY_ATTR {
+    // The padding's p = 1 gives l = 0, r = 0: nothing.
+    const auto l = hn::Log(d, pv);
+    const auto r = hn::Mul(hn::Mul(l, l), Phi(d, hn::Mul(hn::Set(d, delta), l)));
+    const auto pl = hn::Mul(pv, l), pr = hn::Mul(pv, r);
+    return std::array{pl, pr, hn::Mul(gv, pv), hn::Mul(gv, pr), hn::Mul(gv, pl)};
+  });
+  return {.l = out[0], .r = out[1], .gp = out[2], .gr = out[3], .gl = out[4]};
 }
 // ---- threshold solver sums ---------------------------------------------------------------------
 

@@ -33,7 +33,8 @@ constexpr TypedKernels<T> kTyped = {&Scan<T>,
                                     &CenterWeights<T>,
                                     &WeightedCenter<T>,
                                     &CenteredRows<T>,
-                                    &SumAlphaTerms<T>};
+                                    &SumAlphaTerms<T>,
+                                    &SumNearOneTerms<T>};
 
 }  // namespace
 
@@ -169,6 +170,11 @@ void Kernels<T>::centered_rows(const T* p, const T* g, T* dx, std::size_t rows, 
 template <class T>
 AlphaSums Kernels<T>::alpha_sums(const T* p, const T* g, std::size_t n, const Weights<double>& w) {
   return typed<T>().alpha_sums(p, g, n, w);
+}
+
+template <class T>
+NearOneSums Kernels<T>::near_one_sums(const T* p, const T* g, std::size_t n, double delta) {
+  return typed<T>().near_one_sums(p, g, n, delta);
 }
 
 template struct Kernels<float>;

@@ -123,6 +123,13 @@ struct AlphaSums {
   double gp = 0, gs = 0, s = 0, gh = 0, h = 0;
 };
 
+/// The sums of the alpha gradient's form near alpha = 1 (alpha_gradient.cc), delta = alpha - 1,
+/// over one row's support: with l = log p and r = l^2 phi(delta l), phi(y) = (e^-y - 1 + y) / y^2,
+/// sum p l, sum p r, sum g p, sum g p r and sum g p l, in double.
+struct NearOneSums {
+  double l = 0, r = 0, gp = 0, gr = 0, gl = 0;
+};
+
 /// The shift q of the centring dx = s (g - q): sum s g / sum s, or 0 where no entry has weight.
 template <class T>
 T centering_shift(const WeightedSums& sums) {
@@ -263,6 +270,9 @@ struct Kernels {
   /// of std::pow and std::log), over the entries with p > 0 only (packed first), summed in
   /// compensated lanes and folded across them compensated.
   static AlphaSums alpha_sums(const T* p, const T* g, std::size_t n, const Weights<double>& w);
+  /// NearOneSums of one row of n entries for delta = alpha - 1 (any; phi by its series for
+  /// |delta log p| <= 1/2, else by Expm1), each term in double, summed as alpha_sums.
+  static NearOneSums near_one_sums(const T* p, const T* g, std::size_t n, double delta);
 };
 
 /// One target's kernels for one element type, as function pointers (simd_kernels.cc fills a
@@ -284,6 +294,7 @@ struct TypedKernels {
   void (*weighted_center)(const T*, const T*, T*, std::size_t, const Weights<T>&, T);
   void (*centered_rows)(const T*, const T*, T*, std::size_t, std::size_t, const Weights<T>&);
   AlphaSums (*alpha_sums)(const T*, const T*, std::size_t, const Weights<double>&);
+  NearOneSums (*near_one_sums)(const T*, const T*, std::size_t, double);
 };
 
 struct KernelTable {

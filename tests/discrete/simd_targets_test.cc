@@ -312,6 +312,46 @@ TEST_P(DiscreteKernels, PowerWeightsDouble) { check_power_weights<double>(); }
 TEST_P(DiscreteKernels, RootWeightsFloat) { check_root_weights<float>(); }
 TEST_P(DiscreteKernels, RootWeightsDouble) { check_root_weights<double>(); }
 
+/// A row for the alpha gradient's sums: p of about 30% zeros, 2% NaN, 2% negative (all left out
+/// of the sums, g anything there, inf mostly), the rest u^3, u uniform in (0, 1); with `tiny`,
+/// 5.5% of them near the smallest normal and 5.5% e^-40u. g standard normal where it counts.
+template <class T>
+std::pair<std::vector<T>, std::vector<T>> support_row(std::mt19937_64& rng, std::size_t n, bool tiny) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::normal_distribution<double> normal(0, 1);
+  const double smallest = std::numeric_limits<T>::min(), tiny_share = tiny ? 0.11 : 0;
+  std::vector<T> p(n), g(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double u = unit(rng);
+    p[i] = u < 0.3                     ? T(0)
+           : u < 0.32                  ? std::numeric_limits<T>::quiet_NaN()
+           : u < 0.34                  ? T(-0.5)
+           : u < 0.34 + tiny_share / 2 ? static_cast<T>(smallest * (1 + 7 * unit(rng)))
+           : u < 0.34 + tiny_share     ? static_cast<T>(std::exp(-40 * unit(rng)))
+                                       : static_cast<T>(std::pow(unit(rng), 3));
+    g[i] = p[i] > 0 || u < 0.31 ? static_cast<T>(normal(rng)) : std::numeric_limits<T>::infinity();
+  }
+  return {p, g};
+}
+
+/// Five sums over the entries with p > 0 (`got`) against long double: each within `ulps` double
+/// ulps of the sum of its terms' magnitudes, terms(i) the five terms of entry i.
+template <class T, class Terms>
+void expect_support_sums(const std::array<double, 5>& got, const std::vector<T>& p, double ulps, Terms terms) {
+  LD want[5] = {}, size[5] = {};
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (!(p[i] > 0)) continue;
+    const std::array<LD, 5> term = terms(i);
+    for (int t = 0; t < 5; ++t) {
+      want[t] += term[t];
+      size[t] += std::fabs(term[t]);
+    }
+  }
+  for (int t = 0; t < 5; ++t)
+    EXPECT_LE(std::fabs(static_cast<LD>(got[t]) - want[t]), ulps * std::numeric_limits<double>::epsilon() * size[t])
+        << "sum " << t << ": " << got[t] << " vs " << static_cast<double>(want[t]);
+}
+
 /// The alpha gradient's row sums (Kernels::alpha_sums) against long double: over the entries
 /// with p > 0 (zeros, NaN and negative p left out, g anything there), sum g p, sum g s, sum s,
 /// sum g h, sum h with s = p^(2 - alpha) and h = p log p, each within 8 ulps of the sum of the
@@ -320,36 +360,16 @@ TEST_P(DiscreteKernels, RootWeightsDouble) { check_root_weights<double>(); }
 template <class T>
 void check_alpha_sums() {
   std::mt19937_64 rng(91);
-  std::uniform_real_distribution<double> unit(0, 1);
-  std::normal_distribution<double> normal(0, 1);
   for (const std::size_t n : {1, 5, 16, 45, 513, 1000}) {
-    std::vector<T> p(n), g(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double u = unit(rng);
-      p[i] = u < 0.3    ? T(0)
-             : u < 0.32 ? std::numeric_limits<T>::quiet_NaN()
-             : u < 0.34 ? T(-0.5)
-                        : static_cast<T>(std::pow(unit(rng), 3));
-      g[i] = p[i] > 0 || u < 0.31 ? static_cast<T>(normal(rng)) : std::numeric_limits<T>::infinity();
-    }
+    const auto [p, g] = support_row<T>(rng, n, false);
     for (const double alpha : {1.25, 1.5, 1.75, 2.5, 0.5, 3.0, 1.6, 2.0, 1.0}) {
       SCOPED_TRACE("n " + std::to_string(n) + " alpha " + std::to_string(alpha));
       const sparcon::simd::AlphaSums got =
           sparcon::simd::Kernels<T>::alpha_sums(p.data(), g.data(), n, sparcon::simd::EntmaxWeights<double>(alpha));
-      LD want[5] = {}, size[5] = {};
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!(p[i] > 0)) continue;
+      expect_support_sums<T>({got.gp, got.gs, got.s, got.gh, got.h}, p, 8, [&](std::size_t i) {
         const LD pi = p[i], gi = g[i], si = std::pow(pi, 2 - static_cast<LD>(alpha)), hi = pi * std::log(pi);
-        const LD terms[5] = {gi * pi, gi * si, si, gi * hi, hi};
-        for (int t = 0; t < 5; ++t) {
-          want[t] += terms[t];
-          size[t] += std::fabs(terms[t]);
-        }
-      }
-      const double sums[5] = {got.gp, got.gs, got.s, got.gh, got.h};
-      for (int t = 0; t < 5; ++t)
-        EXPECT_LE(std::fabs(static_cast<LD>(sums[t]) - want[t]), 8 * std::numeric_limits<double>::epsilon() * size[t])
-            << "sum " << t << ": " << sums[t] << " vs " << static_cast<double>(want[t]);
+        return std::array<LD, 5>{gi * pi, gi * si, si, gi * hi, hi};
+      });
     }
   }
 }
@@ -396,6 +416,38 @@ void check_alpha_sums_cancelling() {
 
 TEST_P(DiscreteKernels, AlphaSumsCancellingFloat) { check_alpha_sums_cancelling<float>(); }
 TEST_P(DiscreteKernels, AlphaSumsCancellingDouble) { check_alpha_sums_cancelling<double>(); }
+
+/// The alpha gradient's sums near alpha = 1 (Kernels::near_one_sums) against long double: with
+/// l = log p, r = l^2 phi(delta l), phi(y) = (e^-y - 1 + y) / y^2, over the entries with p > 0
+/// (zeros, NaN and negative p left out, g anything there), sum p l, sum p r, sum g p, sum g p r,
+/// sum g p l, each within 4 ulps of the sum of the terms' magnitudes (Log's and Expm1's few
+/// ulps, phi's cancellation near |y| = 1/2 where it leaves its series, then compensated sums),
+/// on rows of 1-1000 with p down to the smallest normal (delta l up to 186 for doubles), for
+/// delta = alpha - 1 on both sides of 0 up to 1/4, and 0 (the alpha = 1 limit, phi = 1/2).
+template <class T>
+void check_near_one_sums() {
+  std::mt19937_64 rng(23);
+  auto phi = [](LD y) {
+    if (std::fabs(y) > LD(1e-3)) return (std::expm1(-y) + y) / (y * y);
+    LD term = 0.5, sum = 0.5;
+    for (int k = 1; k <= 8; ++k) sum += term *= -y / (k + 2);
+    return sum;
+  };
+  for (const std::size_t n : {1, 5, 16, 45, 513, 1000}) {
+    const auto [p, g] = support_row<T>(rng, n, true);
+    for (const double delta : {0.0, 1e-9, -1e-9, 0.003, -0.05, 0.1, -0.2, 0.2499, -0.2499}) {
+      SCOPED_TRACE("n " + std::to_string(n) + " delta " + std::to_string(delta));
+      const sparcon::simd::NearOneSums got = sparcon::simd::Kernels<T>::near_one_sums(p.data(), g.data(), n, delta);
+      expect_support_sums<T>({got.l, got.r, got.gp, got.gr, got.gl}, p, 4, [&](std::size_t i) {
+        const LD pi = p[i], gi = g[i], l = std::log(pi), r = l * l * phi(delta * l);
+        return std::array<LD, 5>{pi * l, pi * r, gi * pi, gi * pi * r, gi * pi * l};
+      });
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, NearOneSumsFloat) { check_near_one_sums<float>(); }
+TEST_P(DiscreteKernels, NearOneSumsDouble) { check_near_one_sums<double>(); }
 
 /// The threshold solver's sums for a general k (u^(k-1) by Pow in double) on one candidate:
 /// slope = u^(k-1), within pow_ulps(k - 1) of powl.
