@@ -1249,19 +1249,37 @@ HWY_INLINE void AddPowerTerms(D d, V u, M inside, V k_minus_one, V& s, V& slope)
   slope = hn::Add(slope, pk1);
 }
 
+// kPowerNearOne: u = 1 + t with t = a (y - lambda), lambda in PowerSumParams::base, and
+// u^(k-1) = exp((k - 1) log1p(t)) (see PowerSumParams::near_one).
+constexpr int kPowerNearOne = -2;
+
 template <int Power>
 PowerSums SumPowersOf(const double* y, std::size_t n, const PowerSumParams& w) {
   const hn::ScalableTag<double> d;
   using V = hn::Vec<decltype(d)>;
   const V a = hn::Set(d, w.a), base = hn::Set(d, w.base), k1 = hn::Set(d, w.k - 1);
-  const V zero = hn::Zero(d), infinity = hn::Set(d, kInf<double>);
+  const V zero = hn::Zero(d), one = hn::Set(d, 1.0), infinity = hn::Set(d, kInf<double>);
   // Two sets of accumulators, even and odd vectors, halve the add latency chains.
   V s[2] = {zero, zero}, slope[2] = {zero, zero}, lowest[2] = {infinity, infinity};
   std::size_t count = 0;
   auto add = [&](int j, V v) HWY_ATTR {
-    // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
-    const V u = hn::MulAdd(a, v, base);
+    V u;
     // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
+    if constexpr (Power == kPowerNearOne) {
+      const V t = hn::Mul(a, hn::Sub(v, base));
+      const auto inside = hn::And(hn::Gt(t, hn::Set(d, -1.0)), hn::Lt(t, infinity));
+      u = hn::Add(one, t);
+      const V pk1 = hn::IfThenElseZero(
+          inside, hn::Exp(d, hn::Mul(k1, hn::Log1p(d, hn::IfThenElseZero(inside, t)))));
+      s[j] = hn::MulAdd(pk1, hn::IfThenElse(inside, u, one), s[j]);
+      slope[j] = hn::Add(slope[j], pk1);
+      lowest[j] = hn::Min(lowest[j], hn::IfThenElse(inside, u, infinity));
+      count += hn::CountTrue(d, inside);
+      return;
+    } else {
+      // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
+      u = hn::MulAdd(a, v, base);
+    }
     const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
     AddPowerTerms<Power>(d, u, inside, k1, s[j], slope[j]);
     lowest[j] = hn::Min(lowest[j], hn::IfThenElse(inside, u, infinity));
@@ -1280,6 +1298,7 @@ PowerSums SumPowersOf(const double* y, std::size_t n, const PowerSumParams& w) {
 }
 
 PowerSums SumPowers(const double* y, std::size_t n, const PowerSumParams& w) {
+  if (w.near_one) return SumPowersOf<kPowerNearOne>(y, n, w);
   switch (w.integer_k) {
     case 1: return SumPowersOf<1>(y, n, w);
     case 2: return SumPowersOf<2>(y, n, w);

@@ -144,7 +144,9 @@ inline constexpr std::size_t kMaxCenteredRow = 1024;
 /// with u_i = base + a y_i (base = 1 - a lambda, or the offset c), over u_i > 0:
 ///   s = sum u^k,  slope = sum u^(k-1),  count = #{u > 0},  lowest = min u.
 /// `integer_k` (1..4, or 0) selects exact products, k = 0.5 a square root; any other k goes
-/// through exp((k-1) log(u)).
+/// through exp((k-1) log(u)). With `near_one` (alpha near 1, k large), base is lambda and
+/// u = 1 + t, t = a (y - lambda), u^(k-1) = exp((k-1) log1p(t)) over t > -1: the rounding of
+/// 1 - a lambda is not amplified by k.
 struct PowerSums {
   double s = 0;
   double slope = 0;
@@ -154,6 +156,7 @@ struct PowerSums {
 struct PowerSumParams {
   double a, base, k;
   int integer_k = 0;
+  bool near_one = false;
 };
 PowerSums power_sums(const double* y, std::size_t n, const PowerSumParams& params);
 

@@ -47,22 +47,11 @@ simd::PowerSums sums_at_offset(const std::vector<double>& y, double a, double k,
 }
 
 // The same with u = 1 + a (y - lambda). Close to alpha = 1 (|a| < 0.1, k > 10) the powers go
-// through log1p(a (y - lambda)) in scalar code, so that the rounding of 1 - a lambda is not
-// amplified by k.
+// through log1p(a (y - lambda)) (the kernel's near_one), so that the rounding of 1 - a lambda is
+// not amplified by k.
 simd::PowerSums sums_at_lambda(const std::vector<double>& y, double a, double k, double lambda) {
   if (std::abs(a) >= 0.1) return sums_at_offset(y, a, k, 1 - a * lambda);
-  simd::PowerSums sums;
-  sums.lowest = std::numeric_limits<double>::infinity();
-  for (const double v : y) {
-    const double t = a * (v - lambda);
-    if (!(t > -1)) continue;
-    const double pk1 = std::exp((k - 1) * std::log1p(t));
-    sums.s += pk1 * (1 + t);
-    sums.slope += pk1;
-    ++sums.count;
-    sums.lowest = std::min(sums.lowest, 1 + t);
-  }
-  return sums;
+  return simd::power_sums(y.data(), y.size(), {a, lambda, k, 0, true});
 }
 
 // Removes the entries with y <= bound (proven outside the support), by the SIMD kernel.

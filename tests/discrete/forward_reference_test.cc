@@ -115,7 +115,7 @@ TYPED_TEST(ForwardMatchesReference, NamedForms) {
 /// Double rows to the last digits: for the maps whose threshold comes from Newton's steps
 /// (entmax-1.5 with more than 32 candidates, alpha 1.25 and 1.75, and alpha just above 1, where
 /// k = 1/(alpha-1) is up to 1e5), every p within 12 eps of the row's largest p of the long-double
-/// reference (measured: at most 7.3 eps). Catches a threshold that stops short of the root (a
+/// reference (measured: at most 8.9 eps). Catches a threshold that stops short of the root (a
 /// Newton step whose numerator s - s^(1-1/k) cancels near alpha = 1: 1e-11 errors at
 /// alpha = 1 + 1e-5), or entmax-1.5's closed form taken where it cancels (nearly uniform rows,
 /// scale 0.05: 111 eps). The other alphas are left out of those rows:
