@@ -16,7 +16,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import sparcon  # noqa: E402
-from run_tensor_alpha import median_ms  # noqa: E402
+from run_tensor_alpha import median_ms, parse_shapes  # noqa: E402
 
 
 def main():
@@ -28,8 +28,7 @@ def main():
     alphas = [float(a) for a in args.alphas.split(",")]
     print("| shape | " + " | ".join(f"{a:g}" for a in alphas) + " |")
     print("|---|" + "---:|" * len(alphas))
-    for shape in args.shapes.split(","):
-        rows, cols = (int(v) for v in shape.split("x"))
+    for shape, rows, cols in parse_shapes(args.shapes):
         x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(1234))
         times = []
         for alpha in alphas:

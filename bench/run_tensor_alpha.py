@@ -30,6 +30,11 @@ def median_ms(f, reps=7, calls=5):
     return 1e3 * statistics.median(times)
 
 
+def parse_shapes(text):
+    """"65536x16,1024x512" -> [("65536x16", 65536, 16), ("1024x512", 1024, 512)]."""
+    return [(shape, *(int(v) for v in shape.split("x"))) for shape in text.split(",")]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default="65536x16,4096x128,1024x512")
@@ -38,8 +43,7 @@ def main():
     torch.set_num_threads(1)
     print("| shape | alpha | number alpha | tensor alpha, fixed | tensor alpha, learned |")
     print("|---|---|---|---|---|")
-    for shape in args.shapes.split(","):
-        rows, n = (int(v) for v in shape.split("x"))
+    for shape, rows, n in parse_shapes(args.shapes):
         gen = torch.Generator().manual_seed(0)
         x = torch.randn(rows, n, generator=gen).requires_grad_()
         g = torch.randn(rows, n, generator=gen)

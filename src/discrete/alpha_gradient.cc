@@ -57,8 +57,7 @@ void entmax_alpha_backward(std::span<const T> p, std::span<const T> g, std::span
       const T* gr = g.data() + r * rows.length;
       const double a = static_cast<double>(alpha[r]);
       // |alpha - 1| < 1/4, alpha = 1 included: the expansion about alpha = 1 (exact, not a
-      // truncation); beyond, the
-      // direct form, whose cancellation is then below 16 ulp.
+      // truncation); beyond, the direct form, whose cancellation is then below 16 ulp.
       dalpha[r] = static_cast<T>(std::abs(a - 1) < 0.25
                                      ? detail::near_one_alpha_gradient(a - 1, pr, gr, rows.length)
                                      : detail::entmax_alpha_gradient(a, pr, gr, rows.length));

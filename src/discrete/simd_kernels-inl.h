@@ -1083,6 +1083,14 @@ void CenteredRows(const T* p, const T* g, T* dx, std::size_t rows, std::size_t n
 
 // ---- the alpha gradient's sums ---------------------------------------------------------------
 
+// The rounding error of total = a + b, lane by lane, exactly (Knuth's TwoSum, branch-free, as
+// CompensatedSum's).
+template <class V>
+HWY_INLINE V TwoSumError(V a, V b, V total) {
+  const V b_part = hn::Sub(total, a);
+  return hn::Add(hn::Sub(a, hn::Sub(total, b_part)), hn::Sub(b, b_part));
+}
+
 // sum + error over the lanes, compensated: the halves folded onto each other (TwoSum, every
 // addition's rounding error kept) down to one lane, the errors added along.
 template <class D, class V = hn::Vec<D>>
@@ -1096,11 +1104,9 @@ HWY_INLINE double CompensatedLaneSum(D d, V sum, V error) {
   } else {
     const hn::Half<D> dh;
     const auto low = hn::LowerHalf(dh, sum), high = hn::UpperHalf(dh, sum);
-    const auto total = hn::Add(low, high), high_part = hn::Sub(total, low);
-    const auto rounding =
-        hn::Add(hn::Sub(low, hn::Sub(total, high_part)), hn::Sub(high, high_part));
-    return CompensatedLaneSum(
-        dh, total, hn::Add(hn::Add(hn::LowerHalf(dh, error), hn::UpperHalf(dh, error)), rounding));
+    const auto total = hn::Add(low, high);
+    const auto errors = hn::Add(hn::LowerHalf(dh, error), hn::UpperHalf(dh, error));
+    return CompensatedLaneSum(dh, total, hn::Add(errors, TwoSumError(low, high, total)));
   }
 #endif
 }
@@ -1145,9 +1151,8 @@ HWY_INLINE std::array<double, 5> SumSupportTerms(const T* p, const T* g, std::si
           terms(d, PromoteColumn(d, hn::LoadU(dn, packed_p + i)),
                 PromoteColumn(d, hn::LoadU(dn, packed_g + i)), hn::FirstN(d, count - i));
       for (std::size_t t = 0; t < 5; ++t) {
-        const V total = hn::Add(sums[t], v[t]), v_part = hn::Sub(total, sums[t]);
-        errors[t] = hn::Add(
-            errors[t], hn::Add(hn::Sub(sums[t], hn::Sub(total, v_part)), hn::Sub(v[t], v_part)));
+        const V total = hn::Add(sums[t], v[t]);
+        errors[t] = hn::Add(errors[t], TwoSumError(sums[t], v[t], total));
         sums[t] = total;
       }
     }
@@ -1262,28 +1267,29 @@ PowerSums SumPowersOf(const double* y, std::size_t n, const PowerSumParams& w) {
   // Two sets of accumulators, even and odd vectors, halve the add latency chains.
   V s[2] = {zero, zero}, slope[2] = {zero, zero}, lowest[2] = {infinity, infinity};
   std::size_t count = 0;
+  // The smallest u and the count over the lanes inside.
+  auto tally = [&](int j, V u, auto inside) HWY_ATTR {
+    lowest[j] = hn::Min(lowest[j], hn::IfThenElse(inside, u, infinity));
+    count += hn::CountTrue(d, inside);
+  };
+  // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
   auto add = [&](int j, V v) HWY_ATTR {
-    V u;
-    // The -inf padding of a tail gives u = -inf, or +inf when a < 0: both are outside.
     if constexpr (Power == kPowerNearOne) {
       const V t = hn::Mul(a, hn::Sub(v, base));
       const auto inside = hn::And(hn::Gt(t, hn::Set(d, -1.0)), hn::Lt(t, infinity));
-      u = hn::Add(one, t);
+      const V u = hn::Add(one, t);
       const V pk1 = hn::IfThenElseZero(
           inside, hn::Exp(d, hn::Mul(k1, hn::Log1p(d, hn::IfThenElseZero(inside, t)))));
       s[j] = hn::MulAdd(pk1, hn::IfThenElse(inside, u, one), s[j]);
       slope[j] = hn::Add(slope[j], pk1);
-      lowest[j] = hn::Min(lowest[j], hn::IfThenElse(inside, u, infinity));
-      count += hn::CountTrue(d, inside);
-      return;
+      tally(j, u, inside);
     } else {
       // u = base + a y, with the sum 1 - a lambda + a y formed as fma(a, y, base).
-      u = hn::MulAdd(a, v, base);
+      const V u = hn::MulAdd(a, v, base);
+      const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
+      AddPowerTerms<Power>(d, u, inside, k1, s[j], slope[j]);
+      tally(j, u, inside);
     }
-    const auto inside = hn::And(hn::Gt(u, zero), hn::Lt(u, infinity));
-    AddPowerTerms<Power>(d, u, inside, k1, s[j], slope[j]);
-    lowest[j] = hn::Min(lowest[j], hn::IfThenElse(inside, u, infinity));
-    count += hn::CountTrue(d, inside);
   };
   const std::size_t N = hn::Lanes(d);
   std::size_t i = 0;
