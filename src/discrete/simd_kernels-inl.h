@@ -2380,17 +2380,25 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
 // entries v with keep(v) move to the front of its column, in order, and the rows past a lane's
 // new count become -inf. All lanes at once: entry j goes to row `kept` of its lane (kept <= j:
 // a row already read), and `kept` counts it if it stays. Returns the most entries a lane kept.
-template <class D, class Keep>
-HWY_INLINE std::size_t CompactLanes(D d, hn::TFromD<D>* y, std::size_t stride, std::size_t columns, Keep&& keep) {
+// The columns of `extra` (value j of lane l at [j extra_stride + l]) move with y's, entries past
+// a lane's new count left as they were.
+template <class D, class Keep, std::size_t E = 0>
+HWY_INLINE std::size_t CompactLanes(D d, hn::TFromD<D>* y, std::size_t stride, std::size_t columns,
+                                    Keep&& keep, const std::array<hn::TFromD<D>*, E>& extra = {},
+                                    std::size_t extra_stride = 0) {
   using T = hn::TFromD<D>;
   const hn::RebindToSigned<D> di;
   using I = hn::TFromD<decltype(di)>;
   const auto step = hn::Set(di, static_cast<I>(stride)), lane = hn::Iota(di, 0);
-  auto kept = lane;  // the index of row 0 of each lane
+  const auto extra_step = hn::Set(di, static_cast<I>(extra_stride));
+  auto kept = lane, extra_kept = lane;  // the index of row 0 of each lane
   for (std::size_t j = 0; j < columns; ++j) {
     const auto v = hn::Load(d, y + j * stride);
     hn::ScatterIndex(v, d, y, kept);
-    kept = hn::Add(kept, hn::IfThenElseZero(hn::RebindMask(di, keep(v)), step));
+    for (T* e : extra) hn::ScatterIndex(hn::Load(d, e + j * extra_stride), d, e, extra_kept);
+    const auto stays = hn::RebindMask(di, keep(v));
+    kept = hn::Add(kept, hn::IfThenElseZero(stays, step));
+    if constexpr (E > 0) extra_kept = hn::Add(extra_kept, hn::IfThenElseZero(stays, extra_step));
   }
   for (std::size_t j = 0; j < columns; ++j) {
     const auto stays = hn::RebindMask(d, hn::Lt(hn::Add(lane, hn::Set(di, static_cast<I>(j * stride))), kept));
@@ -2405,9 +2413,13 @@ HWY_INLINE std::size_t CompactLanes(D d, hn::TFromD<D>* y, std::size_t stride, s
 // columns, each lane's entries above lambda - 1/a (less a margin; all of them where lambda is
 // no lower bound, none where the lane is done) are kept (CompactLanes). Only zero terms leave
 // the sums, so the sums after it are the same to the bit. Returns the columns left.
-template <class D, class V = hn::Vec<D>, class M = hn::Mask<D>>
-HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t stride, std::size_t columns,
-                                        double a, V lambda, V count, M lower_bound, M done) {
+// The columns of `extra` (see CompactLanes) move with y's.
+template <class D, std::size_t E = 0, class V = hn::Vec<D>, class M = hn::Mask<D>>
+HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t stride,
+                                        std::size_t columns, double a, V lambda, V count,
+                                        M lower_bound, M done,
+                                        const std::array<hn::TFromD<D>*, E>& extra = {},
+                                        std::size_t extra_stride = 0) {
   using T = hn::TFromD<D>;
   const V zero = hn::Zero(d), infinity = hn::Set(d, kInf<T>);
   const V keeps = hn::IfThenElse(done, zero, hn::IfThenElse(lower_bound, count, hn::Set(d, static_cast<T>(columns))));
@@ -2416,8 +2428,96 @@ HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t strid
   const V gap = hn::Set(d, static_cast<T>(1 / a));
   const V keep_above = hn::Sub(hn::Sub(lambda, gap), hn::Mul(hn::Set(d, 4 * kEps), hn::Add(hn::Abs(lambda), gap)));
   const V bound = hn::IfThenElse(lower_bound, keep_above, hn::IfThenElse(done, infinity, hn::Neg(infinity)));
-  return CompactLanes(d, y, stride, columns, [&](V v) HWY_ATTR { return hn::Gt(v, bound); });
+  return CompactLanes(
+      d, y, stride, columns, [&](V v) HWY_ATTR { return hn::Gt(v, bound); }, extra, extra_stride);
 }
+
+// The power sums of LaneThresholds for a general k, s = sum u^k and slope = sum u^(k-1) with
+// u = 1 + a (y - lambda), where each step after the first is a small move of lambda: the first
+// pass takes u^(k-1) by Pow and keeps it with 1/u for every entry (at the reference lambda_0,
+// u_0); a later pass at lambda has u = u_0 (1 - e), e = a (lambda - lambda_0) / u_0, so
+// u^(k-1) = u_0^(k-1) (1 - e)^(k-1), the second factor by its binomial series to e^8, taken where
+// |e| <= `reach` <= 2^-6: the first term left out, binomial(k - 1, 9) e^9, is then below 2^-60,
+// and the later ones fall by a factor |e| (k - 1 - i) / (i + 1) < |e| each (k <= 10 here,
+// alpha >= 1.1). Elsewhere by Pow again: an entry that was outside at lambda_0 (1/u_0 kept as
+// infinity) or whose u_0 is small, about 1e-3 and below from the double steps' start just below
+// the float lambda (under 1% of the vectors on N(0, 1) rows of 512). Lane by lane, so that a
+// row's sums do not depend on the rows beside it; a vector with any such lane takes both. The
+// product of two rounded factors is within about 2 ulps of u^(k-1), against Pow's one.
+template <class D>
+class GeneralPowerSums {
+ public:
+  using V = hn::Vec<D>;
+  static constexpr int kDegree = 8;
+
+  GeneralPowerSums(D d, double k) : k_minus_one_(hn::Set(d, k - 1)), reference_(hn::Zero(d)) {
+    // binomial(k - 1, i) (-1)^i, i = 1..kDegree + 1
+    double c = 1, next = 0;
+    for (int i = 1; i <= kDegree + 1; ++i) {
+      c *= -(k - i) / i;
+      if (i <= kDegree) {
+        c_[i - 1] = hn::Set(d, c);
+      } else {
+        next = std::abs(c);
+      }
+    }
+    reach_ = hn::Set(
+        d, next > 0 ? std::min(0x1p-6, std::pow(0x1p-60 / next, 1.0 / (kDegree + 1))) : 0x1p-6);
+  }
+
+  // s, slope and the count of entries with u > 0 at lambda (base = 1 - a lambda), over `columns`
+  // columns (y[j stride], stride >= Lanes): the first call by Pow, keeping the reference, the
+  // others from it.
+  HWY_INLINE void Sums(D d, const double* y, std::size_t stride, std::size_t columns, V av,
+                       V lambda, V& s, V& slope, V& count) {
+    const std::size_t L = hn::Lanes(d);
+    const V zero = hn::Zero(d), one = hn::Set(d, 1.0);
+    const V base = hn::NegMulAdd(av, lambda, one);
+    s = slope = count = zero;
+    const bool fill = !kept_;
+    const V shift = hn::Mul(av, hn::Sub(lambda, reference_));  // e u_0
+    for (std::size_t j = 0; j < columns; ++j) {
+      const V u = hn::MulAdd(av, hn::Load(d, y + j * stride), base);
+      const auto inside = hn::Gt(u, zero);  // y = -inf (past a row's count): u = -inf
+      const V safe = hn::IfThenElse(inside, u, one);
+      V pk1;
+      if (fill) {
+        pk1 = Pow(d, safe, k_minus_one_);
+        hn::Store(hn::IfThenElseZero(inside, pk1), d, power_ + j * L);
+        hn::Store(hn::IfThenElse(inside, hn::Div(one, safe), hn::Set(d, kInf<double>)), d,
+                  inverse_ + j * L);
+      } else {
+        const V e = hn::Mul(shift, hn::Load(d, inverse_ + j * L));
+        V series = c_[kDegree - 1];
+        for (int i = kDegree - 2; i >= 0; --i) series = hn::MulAdd(series, e, c_[i]);
+        pk1 = hn::Mul(hn::Load(d, power_ + j * L), hn::MulAdd(series, e, one));
+        const auto far =
+            hn::AndNot(hn::Le(hn::Abs(e), reach_), inside);  // inside, |e| > reach or NaN
+        if (HWY_UNLIKELY(!hn::AllFalse(d, far)))
+          pk1 = hn::IfThenElse(far, Pow(d, safe, k_minus_one_), pk1);
+      }
+      pk1 = hn::IfThenElseZero(inside, pk1);
+      s = hn::MulAdd(pk1, safe, s);
+      slope = hn::Add(slope, pk1);
+      count = hn::Add(count, hn::IfThenElseZero(inside, one));
+    }
+    if (fill) {
+      reference_ = lambda;
+      kept_ = true;
+    }
+  }
+
+  // The kept columns (j Lanes + l), which move with the entries where LaneThresholds drops some.
+  std::array<double*, 2> Kept() { return {power_, inverse_}; }
+
+ private:
+  static constexpr std::size_t kMaxLanes = kMaxBytes / sizeof(double);
+  V k_minus_one_, reference_, reach_;
+  V c_[kDegree];
+  bool kept_ = false;
+  alignas(kMaxBytes) double power_[kMaxPowerRow * kMaxLanes];
+  alignas(kMaxBytes) double inverse_[kMaxPowerRow * kMaxLanes];
+};
 
 // Newton's iteration of newton_threshold (newton_threshold.h) for k > 1, k != 2, one row per
 // lane: the candidates y = x - max of L = Lanes(d) rows in columns (y[j stride + l]: candidate
@@ -2443,6 +2543,11 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
   const V upper = hn::Set(d, -std::expm1(-std::log(static_cast<double>(n)) / k) / a);
   V lambda = start, lo = zero, hi = infinity;
   auto done = settled;
+  // A general power's sums from those of the first step (GeneralPowerSums).
+  struct NoPowers {
+    NoPowers(D, double) {}
+  };
+  std::conditional_t<Power == kPowerGeneral, GeneralPowerSums<D>, NoPowers> powers(d, k);
   for (int it = 0; it < 200; ++it) {
     const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
     // With the products of k = 3, 4, four sets of sums (column j in set j % 4): one set waited
@@ -2456,10 +2561,14 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
       AddPowerTerms<Power>(d, u, inside, k_minus_one, sums[set], slopes[set]);
       counts[set] = hn::Add(counts[set], hn::IfThenElseZero(inside, one));
     };
-    std::size_t j = 0;
-    for (; j + kSets <= columns; j += kSets)
-      for (std::size_t set = 0; set < kSets; ++set) add(j + set, set);
-    for (; j < columns; ++j) add(j, j % kSets);
+    if constexpr (Power == kPowerGeneral) {
+      powers.Sums(d, y, stride, columns, av, lambda, sums[0], slopes[0], counts[0]);
+    } else {
+      std::size_t j = 0;
+      for (; j + kSets <= columns; j += kSets)
+        for (std::size_t set = 0; set < kSets; ++set) add(j + set, set);
+      for (; j < columns; ++j) add(j, j % kSets);
+    }
     const V s = hn::Add(hn::Add(sums[0], sums[1]), hn::Add(sums[2], sums[3]));
     const V slope = hn::Add(hn::Add(slopes[0], slopes[1]), hn::Add(slopes[2], slopes[3]));
     const V count = hn::Add(hn::Add(counts[0], counts[1]), hn::Add(counts[2], counts[3]));
@@ -2476,7 +2585,8 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
     // scatter; entmax-1.75 7% faster).
     const auto lower_bound = hn::And(active, above);
     if constexpr (Power == kPowerGeneral)
-      columns = DropOutsideLanes(d, y, stride, columns, a, lambda, count, lower_bound, done);
+      columns = DropOutsideLanes(d, y, stride, columns, a, lambda, count, lower_bound, done,
+                                 powers.Kept(), hn::Lanes(d));
     lo = hn::IfThenElse(lower_bound, lambda, lo);
     hi = hn::IfThenElse(hn::AndNot(above, active), lambda, hi);
     const auto finished = hn::Or(hn::Eq(s, one), hn::Eq(slope, zero));
