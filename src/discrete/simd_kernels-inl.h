@@ -2441,7 +2441,7 @@ HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t strid
 // and the later ones fall by a factor |e| (k - 1 - i) / (i + 1) < |e| each (k <= 10 here,
 // alpha >= 1.1). Elsewhere by Pow again: an entry that was outside at lambda_0 (1/u_0 kept as
 // infinity) or whose u_0 is small, about 1e-3 and below from the double steps' start just below
-// the float lambda (under 1% of the vectors on N(0, 1) rows of 512). Lane by lane, so that a
+// the float lambda (0.3-1.4% of the vectors on N(0, 1) rows of 512). Lane by lane, so that a
 // row's sums do not depend on the rows beside it; a vector with any such lane takes both. The
 // product of two rounded factors is within about 2 ulps of u^(k-1), against Pow's one.
 template <class D>

@@ -117,12 +117,12 @@ TYPED_TEST(ForwardMatchesReference, NamedForms) {
 /// 1.15-1.3, whose later steps take their powers from the first step's, and alpha just above 1,
 /// where k = 1/(alpha-1) is up to 1e5), every p within 12 eps of the row's largest p of the
 /// long-double reference (measured: at most 8.9 eps; 1.15, 1.2 and 1.3 at most 8.0, 5.8 and 5.5,
-/// against 8.4, 7.7 and 5.4 with a power of each entry at every step). Catches a threshold that stops short of the root (a
-/// Newton step whose numerator s - s^(1-1/k) cancels near alpha = 1: 1e-11 errors at
-/// alpha = 1 + 1e-5), or entmax-1.5's closed form taken where it cancels (nearly uniform rows,
-/// scale 0.05: 111 eps). The other alphas are left out of those rows:
-/// there every u = 1 + a (y - lambda) is small, and forming it from lambda costs up to 15 eps
-/// (measured), the conditioning of the lambda form, not of the solve.
+/// against 8.4, 7.7 and 5.4 with a power of each entry at every step). Catches a threshold that
+/// stops short of the root (a Newton step whose numerator s - s^(1-1/k) cancels near alpha = 1:
+/// 1e-11 errors at alpha = 1 + 1e-5), or entmax-1.5's closed form taken where it cancels (nearly
+/// uniform rows, scale 0.05: 111 eps). The other alphas are left out of those rows: there every
+/// u = 1 + a (y - lambda) is small, and forming it from lambda costs up to 15 eps (measured), the
+/// conditioning of the lambda form, not of the solve.
 TEST(ForwardMatchesReferenceDouble, NewtonThresholdsToTheLastDigits) {
   constexpr LD kEps = std::numeric_limits<double>::epsilon();
   for (const double alpha : {1.5, 1.25, 1.75, 1.15, 1.2, 1.3, 1.05, 1.001, 1.00001}) {
