@@ -759,27 +759,34 @@ HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t
 }
 
 // dx = s (g - q) for one row from its weights s (kept by RowSums; dx may equal s or g). As
-// CenterRow of WeightKind::power (whose weights these are), so that both give the same zeros.
-template <class D, class T = hn::TFromD<D>>
-HWY_INLINE void CenterWeightsRow(D d, const T* s, const T* g, T* dx, std::size_t n, T q) {
+// CenterRow of WeightKind::power (whose weights these are), so that both give the same zeros;
+// Skip and Count and the count returned as CenterRow's, on s.
+template <bool Skip = true, bool Count = false, class D, class T = hn::TFromD<D>>
+HWY_INLINE std::size_t CenterWeightsRow(D d, const T* s, const T* g, T* dx, std::size_t n, T q) {
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
   const V qv = hn::Set(d, q);
   auto center = [&](V sv, V gv) HWY_ATTR {
     return CenteredGradient<WeightKind::power>(d, sv, gv, qv);
   };
-  std::size_t i = 0;
+  std::size_t i = 0, zero_vectors = 0;
   for (; i + N <= n; i += N) {
     const V sv = hn::LoadU(d, s + i);
-    if (hn::AllTrue(d, hn::Eq(sv, hn::Zero(d)))) {
-      hn::StoreU(hn::Zero(d), d, dx + i);
-      continue;
+    if constexpr (Skip) {
+      if (hn::AllTrue(d, hn::Eq(sv, hn::Zero(d)))) {
+        ++zero_vectors;
+        hn::StoreU(hn::Zero(d), d, dx + i);
+        continue;
+      }
+    } else if constexpr (Count) {
+      zero_vectors += hn::AllTrue(d, hn::Eq(sv, hn::Zero(d)));
     }
     hn::StoreU(center(sv, hn::LoadU(d, g + i)), d, dx + i);
   }
   ForEachVectorPair(d, s + i, g + i, n - i, [&](std::size_t t, V sv, V gv, std::size_t lanes) HWY_ATTR {
     StorePartial(d, center(sv, gv), dx + i + t, lanes);
   });
+  return zero_vectors;
 }
 
 template <class T>
@@ -985,7 +992,7 @@ HWY_INLINE void VectorRowGroup(D d, const T* p, const T* g, T* dx, hn::Vec<D> e)
   }
 }
 
-// Longer rows skip the vectors of p that are all zero while the row before had at least this
+// Longer rows skip the vectors of p that are all zero while the rows before had at least this
 // share of them (see CenteredLongRows), for vectors of `lanes` lanes: skipping gains a vector's
 // work where p is zero and costs a mispredicted branch where a zero vector and a non-zero one
 // alternate, so it pays above the share z with z G = (1 - z) M, G the gain (proportional to the
@@ -1023,39 +1030,49 @@ HWY_INLINE void CenteredRowGroups(D d, const T* p, const T* g, T* dx, std::size_
 
 // Rows longer than kBranchFreeRow (up to kMaxCenteredRow) one after another: per row the sums,
 // q = sum s g / sum s and the centring, the same arithmetic as SumWeighted and WeightedCenter /
-// CenterWeights (so the same results to the bit). Weights that cost a power are computed once
-// per row, into a stack block.
+// CenterWeights (so the same results to the bit).
 template <WeightKind K, class D, class T = hn::TFromD<D>>
 HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size_t rows,
                                    std::size_t n, hn::Vec<D> e) {
-  // Longer rows save g's cache lines (and entmax-1.5's square roots) by skipping where most
+  // Weights that cost a power or roots are computed once per row into a stack block; entmax-1.5's
+  // square roots only where the row does not skip (rows of 512 of N(0,1) scores: 1.12x faster
+  // than taking them twice), a row that skips takes its few roots twice rather than store and
+  // load its zeros.
+  constexpr bool kAlwaysKeep = KeepsWeightsPerRow(K),
+                 kMayKeep = kAlwaysKeep || K == WeightKind::sqrt;
+  // Longer rows save g's cache lines (and the weights' roots or powers) by skipping where most
   // vectors of p are zero, and lose a mispredicted branch per vector where the support is
   // scattered over many (entmax-1.5 on rows of 512: skipping 1.6x faster on 4 N(0,1) scores,
-  // 2.5x slower on N(0,1)); they skip while the row before had at least SkipShare of its
-  // vectors zero.
-  auto row = [&](auto skip, auto count, std::size_t at) HWY_ATTR -> std::size_t {
-    constexpr bool kSkip = decltype(skip)::value;
-    const WeightedSums sums = RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
-    return CenterRow<K, kSkip, decltype(count)::value>(d, p + at, g + at, dx + at, n, e,
-                                                       centering_shift<T>(sums));
-  };
-  if constexpr (KeepsWeightsPerRow(K)) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      const std::size_t at = r * n;
+  // 2.5x slower on N(0,1)); they skip while the share of zero vectors in the rows before, each
+  // row weighing 1/4 against those before it, is at least SkipShare: a running share, so that
+  // rows near SkipShare do not switch back and forth. (The weights of a power or four roots
+  // used to skip in every row, which cost entmax-1.25 1.4x on 4 N(0,1) scores, where 74% of the
+  // vectors are zero.) A row's dx is the same to the bit either way. Returns the row's number of
+  // zero vectors.
+  auto row = [&](auto skip, std::size_t at) HWY_ATTR -> std::size_t {
+    constexpr bool kSkip = decltype(skip)::value, kCount = kZeroAtZero<K>;
+    if constexpr (kAlwaysKeep || (kMayKeep && !kSkip)) {
       alignas(kMaxBytes) T s[kMaxCenteredRow];
-      const WeightedSums sums = RowSums<K>(d, p + at, g + at, n, e, s);
-      CenterWeightsRow(d, s, g + at, dx + at, n, centering_shift<T>(sums));
+      const WeightedSums sums = RowSums<K, kSkip>(d, p + at, g + at, n, e, s);
+      return CenterWeightsRow<kSkip, kCount>(d, s, g + at, dx + at, n, centering_shift<T>(sums));
+    } else {
+      const WeightedSums sums =
+          RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
+      return CenterRow<K, kSkip, kCount>(d, p + at, g + at, dx + at, n, e,
+                                         centering_shift<T>(sums));
     }
-  } else if constexpr (!kZeroAtZero<K>) {
-    for (std::size_t r = 0; r < rows; ++r) row(std::false_type(), std::false_type(), r * n);
+  };
+  if constexpr (!kZeroAtZero<K>) {
+    for (std::size_t r = 0; r < rows; ++r) row(std::false_type(), r * n);
   } else {
     const std::size_t vectors = n / hn::Lanes(d);
     const double share = SkipShare(hn::Lanes(d));
-    bool skip = true;
+    double zero_share = 1;
     for (std::size_t r = 0; r < rows; ++r) {
-      const std::size_t zero_vectors = skip ? row(std::true_type(), std::true_type(), r * n)
-                                            : row(std::false_type(), std::true_type(), r * n);
-      skip = static_cast<double>(zero_vectors) >= share * static_cast<double>(vectors);
+      const std::size_t zero_vectors =
+          zero_share >= share ? row(std::true_type(), r * n) : row(std::false_type(), r * n);
+      zero_share = 0.75 * zero_share +
+                   0.25 * static_cast<double>(zero_vectors) / static_cast<double>(vectors);
     }
   }
 }
