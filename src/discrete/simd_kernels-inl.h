@@ -1045,7 +1045,7 @@ HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size
   // scattered over many (entmax-1.5 on rows of 512: skipping 1.6x faster on 4 N(0,1) scores,
   // 2.5x slower on N(0,1)); they skip while the share of zero vectors in the rows before, each
   // row weighing 1/4 against those before it, is at least SkipShare: a running share, so that
-  // rows near SkipShare do not switch back and forth. (The weights of a power or four roots
+  // rows near SkipShare do not switch back and forth. (The weights of a power or fourth roots
   // used to skip in every row, which cost entmax-1.25 1.4x on 4 N(0,1) scores, where 74% of the
   // vectors are zero.) A row's dx is the same to the bit either way. Returns the row's number of
   // zero vectors.
