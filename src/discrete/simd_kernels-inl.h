@@ -727,66 +727,56 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
   return out;
 }
 
-// dx = s (g - q) for one row, s = s(p) of kind K (0, without reading g, where p is all 0).
-// Returns the number of whole vectors of p that are all 0 where Skip or Count (else 0).
-template <WeightKind K, bool Skip = kZeroAtZero<K>, bool Count = false, class D, class T = hn::TFromD<D>>
-HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e, T q) {
+// dx = s (g - q) for one row, s = weight(v) of each vector v of `source` (p, or the weights
+// themselves), dx's zeros those of CenteredGradient<K>. Skip: a vector of `source` that is all 0
+// gives dx = 0 without reading g (s(0) = 0). Returns the number of whole vectors of `source` that
+// are all 0 where Skip or Count (else 0).
+template <WeightKind K, bool Skip, bool Count, class D, class T = hn::TFromD<D>, class WeightOf>
+HWY_INLINE std::size_t CenterVectors(D d, const T* source, const T* g, T* dx, std::size_t n, T q,
+                                     WeightOf&& weight) {
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
   const V qv = hn::Set(d, q);
-  auto center = [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
-    const auto sv = Weight<K>(d, pv, e);
-    StorePartial(d, CenteredGradient<K>(d, sv, gv, qv), dx + i, lanes);
+  auto center = [&](std::size_t i, V v, V gv, std::size_t lanes) HWY_ATTR {
+    StorePartial(d, CenteredGradient<K>(d, weight(v), gv, qv), dx + i, lanes);
   };
   std::size_t i = 0, zero_vectors = 0;
   for (; i + N <= n; i += N) {
-    const V pv = hn::LoadU(d, p + i);
+    const V v = hn::LoadU(d, source + i);
     if constexpr (Skip) {
-      if (hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)))) {
+      if (hn::AllTrue(d, hn::Eq(v, hn::Zero(d)))) {
         ++zero_vectors;
         hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
         continue;
       }
     } else if constexpr (Count) {
-      zero_vectors += hn::AllTrue(d, hn::Eq(pv, hn::Zero(d)));
+      zero_vectors += hn::AllTrue(d, hn::Eq(v, hn::Zero(d)));
     }
-    center(i, pv, hn::LoadU(d, g + i), N);
+    center(i, v, hn::LoadU(d, g + i), N);
   }
-  ForEachVectorPair(d, p + i, g + i, n - i, [&](std::size_t t, V pv, V gv, std::size_t lanes) HWY_ATTR {
-    center(i + t, pv, gv, lanes);
-  });
+  ForEachVectorPair(d, source + i, g + i, n - i,
+                    [&](std::size_t t, V v, V gv, std::size_t lanes)
+                        HWY_ATTR { center(i + t, v, gv, lanes); });
   return zero_vectors;
+}
+
+// dx = s (g - q) for one row, s = s(p) of kind K (0, without reading g, where p is all 0).
+// Returns the number of whole vectors of p that are all 0 where Skip or Count (else 0).
+template <WeightKind K, bool Skip = kZeroAtZero<K>, bool Count = false, class D,
+          class T = hn::TFromD<D>>
+HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e,
+                                 T q) {
+  return CenterVectors<K, Skip, Count>(d, p, g, dx, n, q,
+                                       [&](hn::Vec<D> pv) HWY_ATTR { return Weight<K>(d, pv, e); });
 }
 
 // dx = s (g - q) for one row from its weights s (kept by RowSums; dx may equal s or g). As
 // CenterRow of WeightKind::power (whose weights these are), so that both give the same zeros;
-// Skip and Count and the count returned as CenterRow's, on s.
+// Skip, Count and the count returned as CenterRow's, on s.
 template <bool Skip = true, bool Count = false, class D, class T = hn::TFromD<D>>
 HWY_INLINE std::size_t CenterWeightsRow(D d, const T* s, const T* g, T* dx, std::size_t n, T q) {
-  using V = hn::Vec<D>;
-  const std::size_t N = hn::Lanes(d);
-  const V qv = hn::Set(d, q);
-  auto center = [&](V sv, V gv) HWY_ATTR {
-    return CenteredGradient<WeightKind::power>(d, sv, gv, qv);
-  };
-  std::size_t i = 0, zero_vectors = 0;
-  for (; i + N <= n; i += N) {
-    const V sv = hn::LoadU(d, s + i);
-    if constexpr (Skip) {
-      if (hn::AllTrue(d, hn::Eq(sv, hn::Zero(d)))) {
-        ++zero_vectors;
-        hn::StoreU(hn::Zero(d), d, dx + i);
-        continue;
-      }
-    } else if constexpr (Count) {
-      zero_vectors += hn::AllTrue(d, hn::Eq(sv, hn::Zero(d)));
-    }
-    hn::StoreU(center(sv, hn::LoadU(d, g + i)), d, dx + i);
-  }
-  ForEachVectorPair(d, s + i, g + i, n - i, [&](std::size_t t, V sv, V gv, std::size_t lanes) HWY_ATTR {
-    StorePartial(d, center(sv, gv), dx + i + t, lanes);
-  });
-  return zero_vectors;
+  return CenterVectors<WeightKind::power, Skip, Count>(d, s, g, dx, n, q,
+                                                       [](hn::Vec<D> sv) HWY_ATTR { return sv; });
 }
 
 template <class T>
@@ -1067,12 +1057,12 @@ HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size
   } else {
     const std::size_t vectors = n / hn::Lanes(d);
     const double share = SkipShare(hn::Lanes(d));
+    const double row_weight = 0.25 / static_cast<double>(vectors);  // a row's 1/4, per vector
     double zero_share = 1;
     for (std::size_t r = 0; r < rows; ++r) {
       const std::size_t zero_vectors =
           zero_share >= share ? row(std::true_type(), r * n) : row(std::false_type(), r * n);
-      zero_share = 0.75 * zero_share +
-                   0.25 * static_cast<double>(zero_vectors) / static_cast<double>(vectors);
+      zero_share = 0.75 * zero_share + row_weight * static_cast<double>(zero_vectors);
     }
   }
 }
