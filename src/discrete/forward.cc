@@ -182,10 +182,10 @@ int fused_power(double alpha, std::size_t n) {
   return alpha == 2 ? 1 : alpha == 1.5 ? 2 : 0;
 }
 
-// Whether entmax rows of length n take Kernels::power_rows: alpha >= 1.1 but 1.5 and 2 (their
-// fused kernel; nearer alpha = 1 the solver's sums go through scalar log1p) and n <= kMaxPowerRow.
+// Whether entmax rows of length n take Kernels::power_rows: alpha >= 1 + kMinPowerRowsA but 1.5
+// and 2 (their fused kernel), and n <= kMaxPowerRow.
 bool takes_power_rows(double alpha, std::size_t n) {
-  return n <= simd::kMaxPowerRow && alpha >= 1.1 && alpha != 1.5 && alpha != 2;
+  return n <= simd::kMaxPowerRow && alpha - 1 >= simd::kMinPowerRowsA && alpha != 1.5 && alpha != 2;
 }
 
 // alpha-entmax for alpha != 1. `fused`: sparsemax and entmax-1.5 rows in L1 try the fused

@@ -2445,19 +2445,29 @@ HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t strid
 // u_0); a later pass at lambda has u = u_0 (1 - e), e = a (lambda - lambda_0) / u_0, so
 // u^(k-1) = u_0^(k-1) (1 - e)^(k-1), the second factor by its binomial series to e^8, taken where
 // |e| <= `reach` <= 2^-6: the first term left out, binomial(k - 1, 9) e^9, is then below 2^-60,
-// and the later ones fall by a factor |e| (k - 1 - i) / (i + 1) < |e| each (k <= 10 here,
-// alpha >= 1.1). Elsewhere by Pow again: an entry that was outside at lambda_0 (1/u_0 kept as
-// infinity) or whose u_0 is small, about 1e-3 and below from the double steps' start just below
-// the float lambda (0.3-1.4% of the vectors on N(0, 1) rows of 512). Lane by lane, so that a
-// row's sums do not depend on the rows beside it; a vector with any such lane takes both. The
-// product of two rounded factors is within about 2 ulps of u^(k-1), against Pow's one.
+// and the later ones fall by a factor |e| (k - 1 - i) / (i + 1) <= |e| k / 10 < 2^-4 each
+// (k <= 1 / kMinPowerRowsA = 128: reach is about 3e-4 there, far above the later steps' moves,
+// 1e-9 / u_0 and less from the float start). Elsewhere by Pow again: an entry that was outside
+// at lambda_0 (1/u_0 kept as infinity) or whose u_0 is small, about 1e-3 and below from the
+// double steps' start just below the float lambda (0.3-1.4% of the vectors on N(0, 1) rows of
+// 512). Lane by lane, so that a row's sums do not depend on the rows beside it; a vector with
+// any such lane takes both. The product of two rounded factors is within about 2 ulps of
+// u^(k-1), against Pow's one. s adds its terms in blocks of 16 columns: a row's ~500 terms in
+// one lane's chain of additions cost alpha = 1.09 up to 11.3 eps of the largest p on double rows
+// of 512, against 8.8 in blocks (the test NewtonThresholdsToTheLastDigits; Knuth's two-sum on
+// every term did as well, 8.6-8.8 at 1.01-1.09, but cost 1.15 and 1.3 4-6% of their forward).
+// `near_one` (a < 0.1, k > 10, as the row-at-a-time solver's sums_at_lambda): u = 1 + t with
+// t = a (y - lambda), and u^(k-1) = exp((k - 1) log1p(t)) wherever it is taken in full (the first
+// pass, the far lanes), so that the rounding of 1 - a lambda is not amplified by k; the series'
+// factor (1 - e)^(k-1) has no such rounding to amplify.
 template <class D>
 class GeneralPowerSums {
  public:
   using V = hn::Vec<D>;
   static constexpr int kDegree = 8;
 
-  GeneralPowerSums(D d, double k) : k_minus_one_(hn::Set(d, k - 1)), reference_(hn::Zero(d)) {
+  GeneralPowerSums(D d, double k, bool near_one)
+      : k_minus_one_(hn::Set(d, k - 1)), reference_(hn::Zero(d)), near_one_(near_one) {
     // binomial(k - 1, i) (-1)^i, i = 1..kDegree + 1
     double c = 1, next = 0;
     for (int i = 1; i <= kDegree + 1; ++i) {
@@ -2481,15 +2491,32 @@ class GeneralPowerSums {
     const V zero = hn::Zero(d), one = hn::Set(d, 1.0);
     const V base = hn::NegMulAdd(av, lambda, one);
     s = slope = count = zero;
+    V s_block = zero;
+    constexpr std::size_t kBlock = 16;
     const bool fill = !kept_;
     const V shift = hn::Mul(av, hn::Sub(lambda, reference_));  // e u_0
+    const V minus_one = hn::Set(d, -1.0);
     for (std::size_t j = 0; j < columns; ++j) {
-      const V u = hn::MulAdd(av, hn::Load(d, y + j * stride), base);
-      const auto inside = hn::Gt(u, zero);  // y = -inf (past a row's count): u = -inf
+      const V v = hn::Load(d, y + j * stride);
+      V u, t;
+      if (near_one_) {
+        t = hn::Mul(av, hn::Sub(v, lambda));
+        u = hn::Add(one, t);
+      } else {
+        u = hn::MulAdd(av, v, base);
+      }
+      // y = -inf (past a row's count): u = -inf, t = -inf
+      const auto inside = near_one_ ? hn::Gt(t, minus_one) : hn::Gt(u, zero);
       const V safe = hn::IfThenElse(inside, u, one);
+      // u^(k-1) in full, by Pow or (near_one) from log1p(t).
+      auto full_power = [&]() HWY_ATTR {
+        return near_one_
+                   ? hn::Exp(d, hn::Mul(k_minus_one_, hn::Log1p(d, hn::IfThenElseZero(inside, t))))
+                   : Pow(d, safe, k_minus_one_);
+      };
       V pk1;
       if (fill) {
-        pk1 = Pow(d, safe, k_minus_one_);
+        pk1 = full_power();
         hn::Store(hn::IfThenElseZero(inside, pk1), d, power_ + j * L);
         hn::Store(hn::IfThenElse(inside, hn::Div(one, safe), hn::Set(d, kInf<double>)), d,
                   inverse_ + j * L);
@@ -2500,14 +2527,18 @@ class GeneralPowerSums {
         pk1 = hn::Mul(hn::Load(d, power_ + j * L), hn::MulAdd(series, e, one));
         const auto far =
             hn::AndNot(hn::Le(hn::Abs(e), reach_), inside);  // inside, |e| > reach or NaN
-        if (HWY_UNLIKELY(!hn::AllFalse(d, far)))
-          pk1 = hn::IfThenElse(far, Pow(d, safe, k_minus_one_), pk1);
+        if (HWY_UNLIKELY(!hn::AllFalse(d, far))) pk1 = hn::IfThenElse(far, full_power(), pk1);
       }
       pk1 = hn::IfThenElseZero(inside, pk1);
-      s = hn::MulAdd(pk1, safe, s);
+      s_block = hn::MulAdd(pk1, safe, s_block);
+      if (j % kBlock == kBlock - 1) {
+        s = hn::Add(s, s_block);
+        s_block = zero;
+      }
       slope = hn::Add(slope, pk1);
       count = hn::Add(count, hn::IfThenElseZero(inside, one));
     }
+    s = hn::Add(s, s_block);
     if (fill) {
       reference_ = lambda;
       kept_ = true;
@@ -2521,6 +2552,7 @@ class GeneralPowerSums {
   static constexpr std::size_t kMaxLanes = kMaxBytes / sizeof(double);
   V k_minus_one_, reference_, reach_;
   V c_[kDegree];
+  bool near_one_;
   bool kept_ = false;
   alignas(kMaxBytes) double power_[kMaxPowerRow * kMaxLanes];
   alignas(kMaxBytes) double inverse_[kMaxPowerRow * kMaxLanes];
@@ -2552,9 +2584,10 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
   auto done = settled;
   // A general power's sums from those of the first step (GeneralPowerSums).
   struct NoPowers {
-    NoPowers(D, double) {}
+    NoPowers(D, double, bool) {}
   };
-  std::conditional_t<Power == kPowerGeneral, GeneralPowerSums<D>, NoPowers> powers(d, k);
+  std::conditional_t<Power == kPowerGeneral, GeneralPowerSums<D>, NoPowers> powers(d, k,
+                                                                                   a < kNearOneA);
   for (int it = 0; it < 200; ++it) {
     const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
     // With the products of k = 3, 4, four sets of sums (column j in set j % 4): one set waited
@@ -2752,7 +2785,7 @@ HWY_INLINE VF FloatLaneStarts(DF df, float* y, std::size_t columns, double a, do
   return hn::IfThenElseZero(hn::Ge(lambda, zero), lambda);
 }
 
-// Whole rows of entmax with k = 1/a not 1 or 2 and a >= 0.1 (alpha >= 1.1, not 1.5 or 2), of
+// Whole rows of entmax with k = 1/a not 1 or 2 and a >= kMinPowerRowsA (k <= 128, not 1.5 or 2), of
 // length n <= kMaxPowerRow, Lanes(float) rows at a time for a k that is not an integer, else
 // Lanes(double) (see Kernels::power_rows): per row the maximum and the candidates (entries
 // above max - 1/a), the threshold by LaneThresholds (k > 1; a k that is not an integer from
@@ -2926,6 +2959,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
                .shift = maxima[l],
                .a = static_cast<T>(a),
                .c = static_cast<T>(offset[l]),
+               .lambda = static_cast<T>(lambda[l]),  // power_near_one
                .k = static_cast<T>(k),
                .exact_a = a,
                .exact_offset = offset[l],

@@ -62,18 +62,23 @@ struct WriteParams {
   double scale = 1;  ///< power (normmax's 1 / Z)
 };
 
+/// Within this distance of alpha = 1 (|a| < kNearOneA, k > 10) the powers u^k of entmax go through
+/// exp(k log1p(a (y - lambda))) (PowerSumParams::near_one, WriteKind::power_near_one) where their
+/// rounding matters: u = 1 - a lambda + a y rounded would be amplified k times.
+inline constexpr double kNearOneA = 0.1;
+
 /// How entmax's p_i = [a y_i + offset]_+^k (y = x - max, a = alpha - 1, k = 1/a) is written:
 /// k = 1, 2 linear and square, 3 and 4 integer_power, k < 1 (alpha > 2) offset_power, within 0.1
 /// of alpha = 1 power_near_one for double rows (there k > 10 would amplify the rounding of the
 /// offset; float rows lose nothing to it), power otherwise.
 template <class T>
 WriteKind EntmaxWriteKind(double a, double k) {
-  return k == 1   ? WriteKind::linear
-         : k == 2 ? WriteKind::square
-         : k == 3 || k == 4 ? WriteKind::integer_power
-         : k > 0 && k < 1 ? WriteKind::offset_power
-         : std::abs(a) < 0.1 && std::is_same_v<T, double> ? WriteKind::power_near_one
-                                                          : WriteKind::power;
+  return k == 1                                                 ? WriteKind::linear
+         : k == 2                                               ? WriteKind::square
+         : k == 3 || k == 4                                     ? WriteKind::integer_power
+         : k > 0 && k < 1                                       ? WriteKind::offset_power
+         : std::abs(a) < kNearOneA && std::is_same_v<T, double> ? WriteKind::power_near_one
+                                                                : WriteKind::power;
 }
 
 /// How the backward pass weighs entries: s_i, a function of p_i.
@@ -192,6 +197,10 @@ inline constexpr std::size_t kPairwiseQuadratic = 32;
 inline constexpr std::size_t kMaxFusedCandidates = 256;
 /// The longest rows Kernels::power_rows takes.
 inline constexpr std::size_t kMaxPowerRow = 512;
+/// The smallest a = alpha - 1 (the largest k = 1/a, 128) Kernels::power_rows takes: its start
+/// comes from Newton's steps in float, whose sums carry k float roundings (2^-17 at k = 128),
+/// within the margin of 2^-16 below which its double steps begin.
+inline constexpr double kMinPowerRowsA = 0x1p-7;
 /// The longest rows Kernels::softmax_rows takes (one block of its float sums).
 inline constexpr std::size_t kMaxSoftmaxRow = 1024;
 
@@ -227,7 +236,7 @@ struct Kernels {
   /// before it are done. `buffer` has room for n + kMaxLanes.
   static std::size_t short_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k,
                                 T* buffer);
-  /// Entmax with k = 1/a not 1 or 2 and a >= 0.1 (alpha >= 1.1, not 1.5 or 2) on `rows` rows
+  /// Entmax with k = 1/a not 1 or 2 and a >= kMinPowerRowsA (alpha >= 1 + 2^-7, not 1.5 or 2) on `rows` rows
   /// of length n <= kMaxPowerRow in one call, Lanes(double) rows at a time (Lanes(float) for
   /// a k that is not an integer), one row per lane: per row the maximum, the candidates
   /// (entries above max - 1/a, or for k > 1 on rows of 128 and more, where most lane maxima

@@ -50,7 +50,7 @@ simd::PowerSums sums_at_offset(const std::vector<double>& y, double a, double k,
 // through log1p(a (y - lambda)) (the kernel's near_one), so that the rounding of 1 - a lambda is
 // not amplified by k.
 simd::PowerSums sums_at_lambda(const std::vector<double>& y, double a, double k, double lambda) {
-  if (std::abs(a) >= 0.1) return sums_at_offset(y, a, k, 1 - a * lambda);
+  if (std::abs(a) >= simd::kNearOneA) return sums_at_offset(y, a, k, 1 - a * lambda);
   return simd::power_sums(y.data(), y.size(), {a, lambda, k, 0, true});
 }
 

@@ -908,11 +908,12 @@ void check_centered_backward() {
 /// Entmax with a general alpha solves a group of rows side by side, one row per lane, and takes
 /// the powers of its later Newton steps from the first step's where the move is small, by Pow
 /// again where it is not, lane by lane: a row's output is the same to the bit computed alone as
-/// among others (rows of 16 to 512, alphas whose k = 1/(alpha-1) is 1.3 to 10, N(0, 2^2) scores,
-/// the group's rows with their entries near the support's edge at different places).
+/// among others (rows of 16 to 512, alphas whose k = 1/(alpha-1) is 1.3 to 100, N(0, 2^2) scores,
+/// the group's rows with their entries near the support's edge at different places; 1.01 and 1.05,
+/// k = 100 and 20, take the first step's powers from log1p).
 template <class T>
 void check_rows_alone() {
-  for (const double alpha : {1.1, 1.15, 1.2, 1.3, 1.75}) {
+  for (const double alpha : {1.01, 1.05, 1.1, 1.15, 1.2, 1.3, 1.75}) {
     for (const std::size_t n : {16, 128, 512}) {
       const sparcon::Rows rows{67, n};
       const std::vector<T> x = to_type<T>(normal_values(rows.count, n, 2.0, 97 + n));
