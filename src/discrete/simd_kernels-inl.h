@@ -2487,15 +2487,52 @@ class GeneralPowerSums {
   // others from it.
   HWY_INLINE void Sums(D d, const double* y, std::size_t stride, std::size_t columns, V av,
                        V lambda, V& s, V& slope, V& count) {
-    const std::size_t L = hn::Lanes(d);
     const V zero = hn::Zero(d), one = hn::Set(d, 1.0);
-    const V base = hn::NegMulAdd(av, lambda, one);
     s = slope = count = zero;
     V s_block = zero;
     constexpr std::size_t kBlock = 16;
+    Terms(d, y, stride, columns, av, lambda,
+          [&](std::size_t j, V, V pk1, V u, auto inside) HWY_ATTR {
+            s_block = hn::MulAdd(pk1, u, s_block);
+            if (j % kBlock == kBlock - 1) {
+              s = hn::Add(s, s_block);
+              s_block = zero;
+            }
+            slope = hn::Add(slope, pk1);
+            count = hn::Add(count, hn::IfThenElseZero(inside, one));
+          });
+    s = hn::Add(s, s_block);
+  }
+
+  // After Sums: p = u^k at lambda (0 where u <= 0) of every entry of the lanes set in `lanes`
+  // into out[j stride + l], and the smallest y of each such lane's entries (y > -inf) into
+  // lowest[l], from the reference as Sums takes them: the float rows' write (WritePowerColumn).
+  HWY_INLINE void Powers(D d, const double* y, std::size_t stride, std::size_t columns, V av,
+                         V lambda, hn::Mask<D> lanes, double* out, double* lowest) {
+    const V infinity = hn::Set(d, kInf<double>);
+    V least = infinity;
+    Terms(d, y, stride, columns, av, lambda, [&](std::size_t j, V v, V pk1, V u, auto) HWY_ATTR {
+      hn::BlendedStore(hn::Mul(pk1, u), lanes, d, out + j * stride);
+      least = hn::Min(least, hn::IfThenElse(hn::Gt(v, hn::Neg(infinity)), v, infinity));
+    });
+    hn::BlendedStore(least, lanes, d, lowest);
+  }
+
+  // The kept columns (j Lanes + l), which move with the entries where LaneThresholds drops some.  // The kept columns (j Lanes + l), which move with the entries where LaneThresholds drops some.
+  std::array<double*, 2> Kept() { return {power_, inverse_}; }
+
+ private:
+  // term(j, v, pk1, u, inside) for each column j < columns of y (v = y[j stride]) at lambda:
+  // pk1 = u^(k-1) where inside (u > 0), else 0, and u (1 outside). The first call takes every
+  // power in full and keeps it with 1/u as the reference; the later ones by the series.
+  template <class Term>
+  HWY_INLINE void Terms(D d, const double* y, std::size_t stride, std::size_t columns, V av,
+                        V lambda, Term&& term) {
+    const std::size_t L = hn::Lanes(d);
+    const V zero = hn::Zero(d), one = hn::Set(d, 1.0), minus_one = hn::Set(d, -1.0);
+    const V base = hn::NegMulAdd(av, lambda, one);
     const bool fill = !kept_;
     const V shift = hn::Mul(av, hn::Sub(lambda, reference_));  // e u_0
-    const V minus_one = hn::Set(d, -1.0);
     for (std::size_t j = 0; j < columns; ++j) {
       const V v = hn::Load(d, y + j * stride);
       V u, t;
@@ -2529,26 +2566,14 @@ class GeneralPowerSums {
             hn::AndNot(hn::Le(hn::Abs(e), reach_), inside);  // inside, |e| > reach or NaN
         if (HWY_UNLIKELY(!hn::AllFalse(d, far))) pk1 = hn::IfThenElse(far, full_power(), pk1);
       }
-      pk1 = hn::IfThenElseZero(inside, pk1);
-      s_block = hn::MulAdd(pk1, safe, s_block);
-      if (j % kBlock == kBlock - 1) {
-        s = hn::Add(s, s_block);
-        s_block = zero;
-      }
-      slope = hn::Add(slope, pk1);
-      count = hn::Add(count, hn::IfThenElseZero(inside, one));
+      term(j, v, hn::IfThenElseZero(inside, pk1), safe, inside);
     }
-    s = hn::Add(s, s_block);
     if (fill) {
       reference_ = lambda;
       kept_ = true;
     }
   }
 
-  // The kept columns (j Lanes + l), which move with the entries where LaneThresholds drops some.
-  std::array<double*, 2> Kept() { return {power_, inverse_}; }
-
- private:
   static constexpr std::size_t kMaxLanes = kMaxBytes / sizeof(double);
   V k_minus_one_, reference_, reach_;
   V c_[kDegree];
@@ -2571,9 +2596,14 @@ class GeneralPowerSums {
 // whose sums at `start` are below 1 stops there and is set in *short_start: the caller's
 // columns then hold only the entries with u > 0 at `start`, exact for every lambda >= start,
 // which the bracket keeps to once start is a lower bound.
+// With `powers` (a general power only), each lane not `settled` gets p = u^k at its lambda of
+// its entries left at the end (GeneralPowerSums::Powers) into powers[j stride + l], the least of
+// them into lowest[l].
 template <int Power, class D, class V = hn::Vec<D>>
-HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t columns, double a, double k,
-                            std::size_t n, V start, hn::Mask<D> settled, hn::Mask<D>* short_start) {
+HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t columns, double a,
+                            double k, std::size_t n, V start, hn::Mask<D> settled,
+                            hn::Mask<D>* short_start, double* powers_out = nullptr,
+                            double* lowest_out = nullptr) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
   constexpr double kNearRoot = 0x1p-10, kNearRootMaxK = 4;  // as in newton_threshold
   const V av = hn::Set(d, a), k_minus_one = hn::Set(d, k - 1), ak = hn::Set(d, a * k);
@@ -2624,9 +2654,14 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
     // N(0,1) rows of 512: 3.5x slower by a scalar loop per lane, 0.87-0.93x with the
     // scatter; entmax-1.75 7% faster).
     const auto lower_bound = hn::And(active, above);
-    if constexpr (Power == kPowerGeneral)
-      columns = DropOutsideLanes(d, y, stride, columns, a, lambda, count, lower_bound, done,
-                                 powers.Kept(), hn::Lanes(d));
+    if constexpr (Power == kPowerGeneral) {
+      // With `powers`, a lane that is done keeps its entries above its lambda - 1/a (only those
+      // with u <= 0 there leave: zero terms of its powers at the end), else it keeps none.
+      const auto none = hn::Lt(one, zero);
+      columns = DropOutsideLanes(d, y, stride, columns, a, lambda, count,
+                                 powers_out ? hn::Or(lower_bound, done) : lower_bound,
+                                 powers_out ? none : done, powers.Kept(), hn::Lanes(d));
+    }
     lo = hn::IfThenElse(lower_bound, lambda, lo);
     hi = hn::IfThenElse(hn::AndNot(above, active), lambda, hi);
     const auto finished = hn::Or(hn::Eq(s, one), hn::Eq(slope, zero));
@@ -2652,6 +2687,9 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
     done = hn::Or(done, hn::Or(finished, tiny));
     if (hn::AllTrue(d, done)) break;
   }
+  if constexpr (Power == kPowerGeneral)
+    if (powers_out != nullptr)
+      powers.Powers(d, y, stride, columns, av, lambda, hn::Not(settled), powers_out, lowest_out);
   return lambda;
 }
 
@@ -2785,6 +2823,33 @@ HWY_INLINE VF FloatLaneStarts(DF df, float* y, std::size_t columns, double a, do
   return hn::IfThenElseZero(hn::Ge(lambda, zero), lambda);
 }
 
+// The write of a float row of a general power from the powers its double steps took
+// (LaneThresholds' `powers`): the entries the steps kept are, in order, those with x >= x_min,
+// the least of them (every filter on the way, the collection, the floor's and the drops', keeps
+// the entries above a bound), and entry j of them has p = column[j stride]; the others are 0.
+// The powers are the series' (a product of two rounded factors, within about 3 ulps of double:
+// correctly rounded to float but where p lies within 1e-15 of a tie), no Pow of every entry of
+// the support (the general power's write was a third of the forward near alpha = 1).
+template <class T>
+HWY_INLINE void WritePowerColumn(const T* x, T* p, std::size_t n, T x_min, const double* column,
+                                 std::size_t stride) {
+  const hn::ScalableTag<T> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  using I = hn::TFromD<decltype(di)>;
+  alignas(kMaxBytes) I positions[kMaxPowerRow + kMaxBytes / sizeof(T)];
+  std::size_t count = 0;
+  const auto bound = hn::Set(d, x_min);
+  const auto lanes = hn::Iota(di, 0);  // (Iota at a variable start is built lane by lane)
+  ForEachVector(d, x, n, -kInf<T>, [&](std::size_t i, auto v, std::size_t) HWY_ATTR {
+    const auto keep = hn::RebindMask(di, hn::Ge(v, bound));  // the padding (-inf) is not kept
+    const auto at = hn::Add(lanes, hn::Set(di, static_cast<I>(i)));
+    hn::StoreU(CompressLanes(di, at, keep), di, positions + count);
+    count += hn::CountTrue(di, keep);
+  });
+  std::fill(p, p + n, T(0));
+  for (std::size_t j = 0; j < count; ++j) p[positions[j]] = static_cast<T>(column[j * stride]);
+}
+
 // Whole rows of entmax with k = 1/a not 1 or 2 and a >= kMinPowerRowsA (k <= 128, not 1.5 or 2), of
 // length n <= kMaxPowerRow, Lanes(float) rows at a time for a k that is not an integer, else
 // Lanes(double) (see Kernels::power_rows): per row the maximum and the candidates (entries
@@ -2828,6 +2893,12 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   alignas(kMaxBytes) float y_float[kMaxPowerRow * kMaxG];
   alignas(kMaxBytes) double lambda[kMaxG], offset[kMaxG], shifts[kMaxG];
   alignas(kMaxBytes) float starts[kMaxG];
+  // Float rows of a general power take p from the double steps' powers (WritePowerColumn).
+  // Double rows keep the write of entmax_row: near alpha = 1 exp(k log1p(.)) from lambda, whose
+  // error the double rows' tests bound to the last digits; the series' product adds 2 ulps.
+  const bool power_columns = general && std::is_same_v<T, float>;
+  alignas(kMaxBytes) double powers[kMaxPowerRow * kMaxG];
+  alignas(kMaxBytes) double lowest[kMaxG];
   T maxima[kMaxG] = {}, thresholds[kMaxG] = {};
   std::size_t counts[kMaxG] = {};
   // Rows of kMinLaneBoundRow and more: the candidates above a lower bound of lambda from the
@@ -2923,8 +2994,9 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       } else if (k == 4) {
         result = LaneThresholds<4>(d, part, G, part_columns, a, k, n, hn::Load(d, lower + h), none, nullptr);
       } else if (!compact) {
-        result = LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n,
-                                               hn::PromoteTo(d, hn::Load(dh, starts + h)), none, nullptr);
+        result = LaneThresholds<kPowerGeneral>(
+            d, part, G, part_columns, a, k, n, hn::PromoteTo(d, hn::Load(dh, starts + h)), none,
+            nullptr, power_columns ? powers + h : nullptr, lowest + h);
       } else {
         const auto start = hn::PromoteTo(d, hn::Load(dh, starts + h));
         const auto floor = hn::Max(zero, hn::NegMulAdd(hn::Set(d, 0x1p-16), hn::Max(one, hn::Abs(start)), start));
@@ -2935,13 +3007,16 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
           return hn::Gt(hn::MulAdd(av, v, base), zero);
         });
         auto short_start = none;
-        result = LaneThresholds<kPowerGeneral>(d, part, G, kept, a, k, n, floor, none, &short_start);
+        double* const powers_out = power_columns ? powers + h : nullptr;
+        result = LaneThresholds<kPowerGeneral>(d, part, G, kept, a, k, n, floor, none, &short_start,
+                                               powers_out, lowest + h);
         if (!hn::AllFalse(d, short_start)) {  // all candidates again, for those rows from 0
           for (std::size_t l = h; l < std::min(h + L, group); ++l) fill_column(first, l, part_columns);
-          result = hn::IfThenElse(short_start,
-                                  LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n, zero,
-                                                                hn::Not(short_start), nullptr),
-                                  result);
+          result = hn::IfThenElse(
+              short_start,
+              LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n, zero,
+                                            hn::Not(short_start), nullptr, powers_out, lowest + h),
+              result);
         }
       }
       hn::Store(result, d, lambda + h);
@@ -2949,7 +3024,12 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     }
     // The write of entmax_row for this k: a general power's (and in float, k < 1's: see Write)
     // for the group's rows together.
-    if (kind == WriteKind::power || (kind == WriteKind::offset_power && std::is_same_v<T, float>)) {
+    if (power_columns) {
+      for (std::size_t l = 0; l < group; ++l)
+        WritePowerColumn(x + (first + l) * n, p + (first + l) * n, n,
+                         static_cast<T>(lowest[l] + static_cast<double>(maxima[l])), powers + l, G);
+    } else if (kind == WriteKind::power ||
+               (kind == WriteKind::offset_power && std::is_same_v<T, float>)) {
       for (std::size_t l = 0; l < group; ++l) shifts[l] = static_cast<double>(maxima[l]);
       WriteGeneralPowers(x + first * n, p + first * n, n, group, shifts, offset, a, k, 1.0);
     } else {
