@@ -2456,7 +2456,8 @@ HWY_INLINE std::size_t DropOutsideLanes(D d, hn::TFromD<D>* y, std::size_t strid
 // one lane's chain of additions cost alpha = 1.09 up to 11.3 eps of the largest p on double rows
 // of 512, against 8.8 in blocks (the test NewtonThresholdsToTheLastDigits; Knuth's two-sum on
 // every term did as well, 8.6-8.8 at 1.01-1.09, but cost 1.15 and 1.3 4-6% of their forward).
-// `near_one` (a < 0.1, k > 10, as the row-at-a-time solver's sums_at_lambda): u = 1 + t with
+// `near_one` (double rows with a < 0.1, k > 10, as the row-at-a-time solver's sums_at_lambda; float
+// rows lose nothing to the rounding of u, about k ulps of double): u = 1 + t with
 // t = a (y - lambda), and u^(k-1) = exp((k - 1) log1p(t)) wherever it is taken in full (the first
 // pass, the far lanes), so that the rounding of 1 - a lambda is not amplified by k; the series'
 // factor (1 - e)^(k-1) has no such rounding to amplify.
@@ -2583,6 +2584,17 @@ class GeneralPowerSums {
   alignas(kMaxBytes) double inverse_[kMaxPowerRow * kMaxLanes];
 };
 
+// LaneThresholds' options for a general power (GeneralPowerSums):
+struct GeneralPowerOptions {
+  // The full powers from log1p near alpha = 1 (double rows: float rows lose nothing to the k
+  // roundings of u, and with Pow their forward at alpha 1.01-1.09 was 1.02-1.08x faster).
+  bool near_one = false;
+  // If not null, each lane not `settled` gets p = u^k at its lambda of its entries left at the
+  // end (GeneralPowerSums::Powers) into powers[j stride + l], the least of them into lowest[l].
+  double* powers = nullptr;
+  double* lowest = nullptr;
+};
+
 // Newton's iteration of newton_threshold (newton_threshold.h) for k > 1, k != 2, one row per
 // lane: the candidates y = x - max of L = Lanes(d) rows in columns (y[j stride + l]: candidate
 // j of row l, -inf past a row's count), lambda of each row from `start` (0 is a lower bound:
@@ -2596,14 +2608,11 @@ class GeneralPowerSums {
 // whose sums at `start` are below 1 stops there and is set in *short_start: the caller's
 // columns then hold only the entries with u > 0 at `start`, exact for every lambda >= start,
 // which the bracket keeps to once start is a lower bound.
-// With `powers` (a general power only), each lane not `settled` gets p = u^k at its lambda of
-// its entries left at the end (GeneralPowerSums::Powers) into powers[j stride + l], the least of
-// them into lowest[l].
+// `general`: a general power's options (GeneralPowerOptions).
 template <int Power, class D, class V = hn::Vec<D>>
 HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t columns, double a,
                             double k, std::size_t n, V start, hn::Mask<D> settled,
-                            hn::Mask<D>* short_start, double* powers_out = nullptr,
-                            double* lowest_out = nullptr) {
+                            hn::Mask<D>* short_start, const GeneralPowerOptions& general = {}) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
   constexpr double kNearRoot = 0x1p-10, kNearRootMaxK = 4;  // as in newton_threshold
   const V av = hn::Set(d, a), k_minus_one = hn::Set(d, k - 1), ak = hn::Set(d, a * k);
@@ -2616,8 +2625,8 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
   struct NoPowers {
     NoPowers(D, double, bool) {}
   };
-  std::conditional_t<Power == kPowerGeneral, GeneralPowerSums<D>, NoPowers> powers(d, k,
-                                                                                   a < kNearOneA);
+  std::conditional_t<Power == kPowerGeneral, GeneralPowerSums<D>, NoPowers> powers(
+      d, k, general.near_one);
   for (int it = 0; it < 200; ++it) {
     const V base = hn::NegMulAdd(av, lambda, one);  // 1 - a lambda
     // With the products of k = 3, 4, four sets of sums (column j in set j % 4): one set waited
@@ -2659,8 +2668,8 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
       // with u <= 0 there leave: zero terms of its powers at the end), else it keeps none.
       const auto none = hn::Lt(one, zero);
       columns = DropOutsideLanes(d, y, stride, columns, a, lambda, count,
-                                 powers_out ? hn::Or(lower_bound, done) : lower_bound,
-                                 powers_out ? none : done, powers.Kept(), hn::Lanes(d));
+                                 general.powers ? hn::Or(lower_bound, done) : lower_bound,
+                                 general.powers ? none : done, powers.Kept(), hn::Lanes(d));
     }
     lo = hn::IfThenElse(lower_bound, lambda, lo);
     hi = hn::IfThenElse(hn::AndNot(above, active), lambda, hi);
@@ -2688,8 +2697,9 @@ HWY_INLINE V LaneThresholds(D d, double* y, std::size_t stride, std::size_t colu
     if (hn::AllTrue(d, done)) break;
   }
   if constexpr (Power == kPowerGeneral)
-    if (powers_out != nullptr)
-      powers.Powers(d, y, stride, columns, av, lambda, hn::Not(settled), powers_out, lowest_out);
+    if (general.powers != nullptr)
+      powers.Powers(d, y, stride, columns, av, lambda, hn::Not(settled), general.powers,
+                    general.lowest);
   return lambda;
 }
 
@@ -2893,10 +2903,13 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   alignas(kMaxBytes) float y_float[kMaxPowerRow * kMaxG];
   alignas(kMaxBytes) double lambda[kMaxG], offset[kMaxG], shifts[kMaxG];
   alignas(kMaxBytes) float starts[kMaxG];
-  // Float rows of a general power take p from the double steps' powers (WritePowerColumn).
-  // Double rows keep the write of entmax_row: near alpha = 1 exp(k log1p(.)) from lambda, whose
-  // error the double rows' tests bound to the last digits; the series' product adds 2 ulps.
-  const bool power_columns = general && std::is_same_v<T, float>;
+  // Float rows of a general power take p from the double steps' powers (WritePowerColumn), but
+  // rows of up to kMaxUncompactedRow with k < 2, whose support is a few entries the general
+  // power's write finds at once (entmax-1.75 on rows of 64 of N(0, 4^2) 0.92x as fast the other
+  // way; rows of 512 1.18x faster). Double rows keep the write of entmax_row: near alpha = 1
+  // exp(k log1p(.)) from lambda, whose error the double rows' tests bound to the last digits;
+  // the series' product adds 2 ulps.
+  const bool power_columns = general && std::is_same_v<T, float> && (compact || k > 2);
   alignas(kMaxBytes) double powers[kMaxPowerRow * kMaxG];
   alignas(kMaxBytes) double lowest[kMaxG];
   T maxima[kMaxG] = {}, thresholds[kMaxG] = {};
@@ -2988,15 +3001,18 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         for (std::size_t l = h; l < h + L; ++l) lambda[l] = (1 - offset[l]) / a;
         continue;
       }
+      const GeneralPowerOptions options{.near_one = a < kNearOneA && std::is_same_v<T, double>,
+                                        .powers = power_columns ? powers + h : nullptr,
+                                        .lowest = lowest + h};
       hn::Vec<decltype(d)> result;
       if (k == 3) {
         result = LaneThresholds<3>(d, part, G, part_columns, a, k, n, hn::Load(d, lower + h), none, nullptr);
       } else if (k == 4) {
         result = LaneThresholds<4>(d, part, G, part_columns, a, k, n, hn::Load(d, lower + h), none, nullptr);
       } else if (!compact) {
-        result = LaneThresholds<kPowerGeneral>(
-            d, part, G, part_columns, a, k, n, hn::PromoteTo(d, hn::Load(dh, starts + h)), none,
-            nullptr, power_columns ? powers + h : nullptr, lowest + h);
+        result = LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n,
+                                               hn::PromoteTo(d, hn::Load(dh, starts + h)), none,
+                                               nullptr, options);
       } else {
         const auto start = hn::PromoteTo(d, hn::Load(dh, starts + h));
         const auto floor = hn::Max(zero, hn::NegMulAdd(hn::Set(d, 0x1p-16), hn::Max(one, hn::Abs(start)), start));
@@ -3007,16 +3023,15 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
           return hn::Gt(hn::MulAdd(av, v, base), zero);
         });
         auto short_start = none;
-        double* const powers_out = power_columns ? powers + h : nullptr;
         result = LaneThresholds<kPowerGeneral>(d, part, G, kept, a, k, n, floor, none, &short_start,
-                                               powers_out, lowest + h);
+                                               options);
         if (!hn::AllFalse(d, short_start)) {  // all candidates again, for those rows from 0
           for (std::size_t l = h; l < std::min(h + L, group); ++l) fill_column(first, l, part_columns);
-          result = hn::IfThenElse(
-              short_start,
-              LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n, zero,
-                                            hn::Not(short_start), nullptr, powers_out, lowest + h),
-              result);
+          result =
+              hn::IfThenElse(short_start,
+                             LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n, zero,
+                                                           hn::Not(short_start), nullptr, options),
+                             result);
         }
       }
       hn::Store(result, d, lambda + h);
