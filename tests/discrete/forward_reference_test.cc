@@ -203,5 +203,40 @@ TEST(ForwardMatchesReferenceFloat, GeneralAlphaIsCorrectlyRounded) {
   }
 }
 
+/// Float rows whose candidate threshold max - 1/a is exactly 0 (alpha = 1.125, 1/a = 8, max = 8):
+/// the entries 0 are no candidates and the entries 1e-30 are, yet both have y = x - max = -8 in
+/// double. The general power's float write takes p from the Newton steps' columns and must put
+/// them at the collected entries' positions, not at every entry with that y (the first version
+/// of WritePowerColumn did, and shifted every p after them). Rows of 16 (no floor) and 128.
+TEST(ForwardMatchesReferenceFloat, EntriesBesideTheCandidateThreshold) {
+  using LD = long double;
+  const float alpha = 1.125F;
+  for (const std::size_t n : {16, 128}) {
+    const sparcon::Rows rows{20, n};
+    std::vector<float> x(rows.count * n);
+    for (std::size_t r = 0; r < rows.count; ++r) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t m = (i * 7 + r * 3) % 11;  // the tiny and zero entries first in some rows
+        x[r * n + i] = m < 3 ? 0.0F : m < 6 ? 1e-30F : 8.0F - 0.25F * static_cast<float>(m + i % 5);
+      }
+      x[r * n + (r % n)] = 8.0F;
+    }
+    std::vector<float> p(x.size());
+    sparcon::entmax<float>(x, p, rows, alpha);
+    for (std::size_t r = 0; r < rows.count; ++r) {
+      std::vector<LD> xr(x.begin() + static_cast<std::ptrdiff_t>(r * n),
+                         x.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
+      const ref::Result expected = ref::entmax(xr, static_cast<LD>(alpha));
+      for (std::size_t i = 0; i < n; ++i) {
+        const LD want = expected.p[i];
+        const LD ulp = want > 0 ? std::ldexp(1.0L, std::ilogb(static_cast<float>(want)) - 23) : 0;
+        ASSERT_LE(std::fabs(static_cast<LD>(p[r * n + i]) - want), 0.501L * ulp + 1e-30L)
+            << "rows of " << n << ", row " << r << ", entry " << i << " (x = " << x[r * n + i] << "): got "
+            << p[r * n + i] << ", want " << static_cast<double>(want);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sparcon_test
