@@ -149,6 +149,35 @@ TEST(ForwardMatchesReferenceDouble, NewtonThresholdsToTheLastDigits) {
   }
 }
 
+/// Whether every p of float rows is within half an ulp of reference(row, alpha) (long double),
+/// plus the reference's own error (1e-3 ulp allowed). Entries whose reference is below the
+/// smallest normal float are skipped, or with `every_entry` held within it (p = 0 where the
+/// reference is 0). The first miss is the message.
+template <class Reference>
+::testing::AssertionResult correctly_rounded(const std::vector<float>& x, const std::vector<float>& p,
+                                             const sparcon::Rows& rows, float alpha, Reference&& reference,
+                                             bool every_entry = false) {
+  using LD = long double;
+  const std::size_t n = rows.length;
+  for (std::size_t r = 0; r < rows.count; ++r) {
+    std::vector<LD> xr(x.begin() + static_cast<std::ptrdiff_t>(r * n),
+                       x.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
+    const ref::Result expected = reference(xr, static_cast<LD>(alpha));
+    for (std::size_t i = 0; i < n; ++i) {
+      const LD want = expected.p[i];
+      const bool normal = want >= std::numeric_limits<float>::min();
+      if (!normal && !every_entry) continue;
+      const LD tolerance = normal ? 0.501L * std::ldexp(1.0L, std::ilogb(static_cast<float>(want)) - 23)
+                                  : std::numeric_limits<float>::min();
+      if (!(std::fabs(static_cast<LD>(p[r * n + i]) - want) <= tolerance))
+        return ::testing::AssertionFailure()
+               << "alpha " << alpha << ", rows of " << n << ", row " << r << ", entry " << i << " (x = " << x[r * n + i]
+               << "): got " << p[r * n + i] << ", want " << static_cast<double>(want);
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 /// Float rows of entmax are correctly rounded for every alpha but 1.5 and 2 (and normmax): every
 /// p within half an ulp of the long-double reference, plus the reference's own error (1e-3 ulp
 /// allowed). The alphas are floats (as a float family holds them), so the reference solves the
@@ -159,7 +188,6 @@ TEST(ForwardMatchesReferenceDouble, NewtonThresholdsToTheLastDigits) {
 /// instructions a vector: 170-260 and 22-35 ulps where p > 1e-3 (absolute errors below 1e-7);
 /// their exact write cost 30-70% of their forward on short rows (BENCHMARKS.md Part 14).
 TEST(ForwardMatchesReferenceFloat, GeneralAlphaIsCorrectlyRounded) {
-  using LD = long double;
   for (const double wanted : {1.001, 1.008, 1.05, 1.1, 1.2, 1.25, 4.0 / 3, 1.75, 1.9, 2.5, 3.0, 0.5, 0.95}) {
     const float alpha = static_cast<float>(wanted);
     for (const std::size_t n : {16, 64, 512}) {
@@ -167,19 +195,7 @@ TEST(ForwardMatchesReferenceFloat, GeneralAlphaIsCorrectlyRounded) {
         const sparcon::Rows rows{12, n};
         const std::vector<float> x = to_type<float>(normal_values(rows.count, n, scale, 777 + n));
         const Forward<float> got = run_forward(sparcon::Family<float>::entmax(alpha), x, rows);
-        for (std::size_t r = 0; r < rows.count; ++r) {
-          std::vector<LD> xr(x.begin() + static_cast<std::ptrdiff_t>(r * n),
-                             x.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
-          const ref::Result expected = ref::entmax(xr, static_cast<LD>(alpha));
-          for (std::size_t i = 0; i < n; ++i) {
-            const LD want = expected.p[i];
-            if (!(want >= std::numeric_limits<float>::min())) continue;
-            const LD ulp = std::ldexp(1.0L, std::ilogb(static_cast<float>(want)) - 23);
-            ASSERT_LE(std::fabs(static_cast<LD>(got.p[r * n + i]) - want), 0.501L * ulp)
-                << "alpha " << alpha << ", length " << n << ", scale " << scale << ", row " << r
-                << ", entry " << i << ": got " << got.p[r * n + i] << ", want " << static_cast<double>(want);
-          }
-        }
+        ASSERT_TRUE(correctly_rounded(x, got.p, rows, alpha, ref::entmax)) << "scale " << scale;
       }
     }
   }
@@ -188,18 +204,7 @@ TEST(ForwardMatchesReferenceFloat, GeneralAlphaIsCorrectlyRounded) {
     const std::vector<float> x = to_type<float>(normal_values(rows.count, 64, 1.0, 4242));
     std::vector<float> p(x.size());
     sparcon::normmax<float>(x, p, rows, alpha);
-    for (std::size_t r = 0; r < rows.count; ++r) {
-      std::vector<LD> xr(x.begin() + static_cast<std::ptrdiff_t>(r * 64),
-                         x.begin() + static_cast<std::ptrdiff_t>((r + 1) * 64));
-      const ref::Result expected = ref::normmax(xr, static_cast<LD>(alpha));
-      for (std::size_t i = 0; i < 64; ++i) {
-        const LD want = expected.p[i];
-        if (!(want >= std::numeric_limits<float>::min())) continue;
-        const LD ulp = std::ldexp(1.0L, std::ilogb(static_cast<float>(want)) - 23);
-        ASSERT_LE(std::fabs(static_cast<LD>(p[r * 64 + i]) - want), 0.501L * ulp)
-            << "normmax alpha " << alpha << ", row " << r << ", entry " << i;
-      }
-    }
+    ASSERT_TRUE(correctly_rounded(x, p, rows, alpha, ref::normmax)) << "normmax";
   }
 }
 
@@ -209,7 +214,6 @@ TEST(ForwardMatchesReferenceFloat, GeneralAlphaIsCorrectlyRounded) {
 /// them at the collected entries' positions, not at every entry with that y (the first version
 /// of WritePowerColumn did, and shifted every p after them). Rows of 16 (no floor) and 128.
 TEST(ForwardMatchesReferenceFloat, EntriesBesideTheCandidateThreshold) {
-  using LD = long double;
   const float alpha = 1.125F;
   for (const std::size_t n : {16, 128}) {
     const sparcon::Rows rows{20, n};
@@ -223,18 +227,7 @@ TEST(ForwardMatchesReferenceFloat, EntriesBesideTheCandidateThreshold) {
     }
     std::vector<float> p(x.size());
     sparcon::entmax<float>(x, p, rows, alpha);
-    for (std::size_t r = 0; r < rows.count; ++r) {
-      std::vector<LD> xr(x.begin() + static_cast<std::ptrdiff_t>(r * n),
-                         x.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
-      const ref::Result expected = ref::entmax(xr, static_cast<LD>(alpha));
-      for (std::size_t i = 0; i < n; ++i) {
-        const LD want = expected.p[i];
-        const LD ulp = want > 0 ? std::ldexp(1.0L, std::ilogb(static_cast<float>(want)) - 23) : 0;
-        ASSERT_LE(std::fabs(static_cast<LD>(p[r * n + i]) - want), 0.501L * ulp + 1e-30L)
-            << "rows of " << n << ", row " << r << ", entry " << i << " (x = " << x[r * n + i] << "): got "
-            << p[r * n + i] << ", want " << static_cast<double>(want);
-      }
-    }
+    ASSERT_TRUE(correctly_rounded(x, p, rows, alpha, ref::entmax, true));
   }
 }
 
