@@ -2519,7 +2519,7 @@ class GeneralPowerSums {
     hn::BlendedStore(least, lanes, d, lowest);
   }
 
-  // The kept columns (j Lanes + l), which move with the entries where LaneThresholds drops some.  // The kept columns (j Lanes + l), which move with the entries where LaneThresholds drops some.
+  // The kept columns (j Lanes + l), which move with the entries where LaneThresholds drops some.
   std::array<double*, 2> Kept() { return {power_, inverse_}; }
 
  private:
