@@ -24,6 +24,7 @@
 
 #include "compensated_sum.h"
 #include "compress_lanes-inl.h"
+#include "discrete/least_kept_entry.h"
 #include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
 #include "hwy/contrib/math/math-inl.h"
@@ -2837,12 +2838,12 @@ HWY_INLINE VF FloatLaneStarts(DF df, float* y, std::size_t columns, double a, do
 // (LaneThresholds' `powers`): the entries the steps kept are, in order, the row's candidates
 // (x > threshold, the collection's test) with y = x - max (in double, as the columns hold it) at
 // or above the least of them, `lowest`: every later filter (the floor's, the drops') keeps the
-// entries above a bound on y. Entry j of them has p = column[j stride]; the others are 0. (Not
-// the entries x >= max + lowest: a candidate x tiny beside max may share its y with an entry
-// that is no candidate.) The powers are the series' (a product of two rounded factors, within
-// about 3 ulps of double: correctly rounded to float but where p lies within 1e-15 of a tie),
-// no Pow of every entry of the support (the general power's write was a third of the forward
-// near alpha = 1).
+// entries above a bound on y. Those are the entries x >= least_kept_entry (not x >= max + lowest
+// rounded: a candidate x tiny beside max may share its y with an entry that is no candidate).
+// Entry j of them has p = column[j stride]; the others are 0. The powers are the series' (a
+// product of two rounded factors, within about 3 ulps of double: correctly rounded to float but
+// where p lies within 1e-15 of a tie), no Pow of every entry of the support (the general power's
+// write was a third of the forward near alpha = 1).
 template <class T>
 HWY_INLINE void WritePowerColumn(const T* x, T* p, std::size_t n, T threshold, T max, double lowest,
                                  const double* column, std::size_t stride) {
@@ -2850,21 +2851,15 @@ HWY_INLINE void WritePowerColumn(const T* x, T* p, std::size_t n, T threshold, T
   const hn::RebindToSigned<decltype(d)> di;
   using I = hn::TFromD<decltype(di)>;
   alignas(kMaxBytes) I positions[kMaxPowerRow + kMaxBytes / sizeof(T)];
-  std::size_t candidates = 0;
-  const auto bound = hn::Set(d, threshold);
+  std::size_t kept = 0;
+  const auto bound = hn::Set(d, sparcon::detail::least_kept_entry(threshold, max, lowest));
   const auto lanes = hn::Iota(di, 0);  // (Iota at a variable start is built lane by lane)
   ForEachVector(d, x, n, -kInf<T>, [&](std::size_t i, auto v, std::size_t) HWY_ATTR {
-    const auto keep = hn::RebindMask(di, hn::Gt(v, bound));  // the padding (-inf) is not kept
+    const auto keep = hn::RebindMask(di, hn::Ge(v, bound));  // the padding (-inf) is not kept
     const auto at = hn::Add(lanes, hn::Set(di, static_cast<I>(i)));
-    hn::StoreU(CompressLanes(di, at, keep), di, positions + candidates);
-    candidates += hn::CountTrue(di, keep);
+    hn::StoreU(CompressLanes(di, at, keep), di, positions + kept);
+    kept += hn::CountTrue(di, keep);
   });
-  std::size_t kept = 0;  // the kept candidates' positions to the front, without a branch
-  for (std::size_t c = 0; c < candidates; ++c) {
-    const I i = positions[c];
-    positions[kept] = i;
-    kept += static_cast<double>(x[i]) - static_cast<double>(max) >= lowest;
-  }
   std::fill(p, p + n, T(0));  // after the last read of x: p may be x
   for (std::size_t j = 0; j < kept; ++j) p[positions[j]] = static_cast<T>(column[j * stride]);
 }
