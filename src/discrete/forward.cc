@@ -299,7 +299,7 @@ void forward_rows(const Family<T>& family, const T* x, T* p, T* tau, Rows rows, 
       const double a = alpha - 1;
       for (std::size_t r = first; r < last; ++r) {
         r += Kernels<T>::power_rows(x + r * n, p + r * n, tau ? tau + r : nullptr, last - r, n, a,
-                                    1 / a, collect_buffer(n, scratch));
+                                    1 / a);
         if (r < last) entmax_row(x + r * n, p + r * n, n, alpha, scratch, tau ? tau + r : nullptr);
       }
       return;

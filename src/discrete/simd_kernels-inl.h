@@ -2891,20 +2891,21 @@ HWY_INLINE void TransposeBlock(D d, hn::Vec<D>* block) {
 }
 
 // A group's columns (PowerRows) from its rows' candidates as Collect left them, row l at
-// collected + l kMaxPowerRow: y[j G + l] = collected[l kMaxPowerRow + j] - maxima[l] in double
-// for j < counts[l], -inf for counts[l] <= j < columns and for the rows l >= group. Lanes(double)
-// rows by Lanes(double) candidates at a time, transposed in registers, one store a column's
-// vector (a store per candidate into its row's column was 12% of entmax-1.25's forward on rows
-// of 512).
+// collected + l kMaxPowerRow: y[j stride + l] = collected[l kMaxPowerRow + j] - maxima[l] in
+// double for j < counts[l], -inf for counts[l] <= j < columns and for the rows
+// group <= l < rows (rows a multiple of Lanes(double), at most stride). Lanes(double) rows by
+// Lanes(double) candidates at a time, transposed in registers, one store a column's vector (a
+// store per candidate into its row's column was 12% of entmax-1.25's forward on rows of 512).
 template <class T>
 HWY_INLINE void FillColumns(const T* collected, const std::size_t* counts, const T* maxima,
-                            std::size_t group, std::size_t G, std::size_t columns, double* y) {
+                            std::size_t group, std::size_t rows, std::size_t stride,
+                            std::size_t columns, double* y) {
   const hn::ScalableTag<double> d;
   const hn::Rebind<T, decltype(d)> dt;
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t L = hn::MaxLanes(d);
   const V minus_inf = hn::Set(d, -kInf<double>);
-  for (std::size_t h = 0; h < G; h += L) {
+  for (std::size_t h = 0; h < rows; h += L) {
     for (std::size_t j = 0; j < columns; j += L) {
       V block[L];
       for (std::size_t i = 0; i < L; ++i) {
@@ -2920,7 +2921,7 @@ HWY_INLINE void FillColumns(const T* collected, const std::size_t* counts, const
       }
       TransposeBlock(d, block);
       for (std::size_t i = 0; i < L && j + i < columns; ++i)
-        hn::Store(block[i], d, y + (j + i) * G + h);
+        hn::Store(block[i], d, y + (j + i) * stride + h);
     }
   }
 }
@@ -2933,7 +2934,8 @@ HWY_INLINE void FillColumns(const T* collected, const std::size_t* counts, const
 // entmax_row. Stops at the first row whose maximum is not finite and returns its index (rows
 // when every row is done).
 template <class T>
-std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, double a, double k, T* buffer) {
+std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, double a,
+                      double k) {
   HWY_ASSERT(n <= kMaxPowerRow);
   const hn::ScalableTag<double> d;
   const hn::Rebind<float, decltype(d)> dh;  // as many lanes as d
@@ -2990,16 +2992,6 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];
   alignas(kMaxBytes) double lower[kMaxG] = {};
   const WriteKind kind = EntmaxWriteKind<T>(a, k);  // entmax_row's write, the same for every row
-  // Row `l` of the group, its maximum known, into its column up to `columns` entries, one store
-  // a candidate (the rows a general power solves again from 0; the group's first columns come
-  // from FillColumns).
-  auto fill_column = [&](std::size_t first, std::size_t l, std::size_t columns) HWY_ATTR {
-    const std::size_t count = Collect(x + (first + l) * n, n, thresholds[l], buffer);
-    for (std::size_t j = 0; j < count; ++j)
-      y[j * G + l] = static_cast<double>(buffer[j]) - static_cast<double>(maxima[l]);
-    for (std::size_t j = count; j < columns; ++j) y[j * G + l] = -kInf<double>;
-    return count;
-  };
   // Row l of the group: its maximum (false where not finite: the caller's row) and bound.
   auto bound_row = [&](std::size_t first, std::size_t l) HWY_ATTR __attribute__((always_inline)) {
     const T* row = x + (first + l) * n;
@@ -3048,7 +3040,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     }
     bounds_first = took_bound;
     for (std::size_t l = group; l < G; ++l) lower[l] = 0;
-    FillColumns(collected, counts, maxima, group, G, columns, y);
+    FillColumns(collected, counts, maxima, group, G, G, columns, y);
     if (general) {
       alignas(kMaxBytes) float lower_float[kMaxG];  // the float steps' start
       for (std::size_t l = 0; l < G; ++l) lower_float[l] = static_cast<float>(lower[l]);
@@ -3083,7 +3075,11 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
                                                nullptr, options);
       } else {
         const auto start = hn::PromoteTo(d, hn::Load(dh, starts + h));
-        const auto floor = hn::Max(zero, hn::NegMulAdd(hn::Set(d, 0x1p-16), hn::Max(one, hn::Abs(start)), start));
+        const double test_shift = sparcon::simd::detail::power_rows_floor_shift;
+        const auto floor = HWY_UNLIKELY(test_shift > 0)
+                               ? hn::Max(zero, hn::Mul(start, hn::Set(d, 1 + test_shift)))
+                               : hn::Max(zero, hn::NegMulAdd(hn::Set(d, 0x1p-16),
+                                                             hn::Max(one, hn::Abs(start)), start));
         // u = 1 + a (y - floor) as LaneThresholds forms it: an entry with u <= 0 there has
         // u <= 0 at every lambda >= floor (the rounding of both products is monotone).
         const auto av = hn::Set(d, a), base = hn::NegMulAdd(av, floor, one);
@@ -3094,7 +3090,8 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         result = LaneThresholds<kPowerGeneral>(d, part, G, kept, a, k, n, floor, none, &short_start,
                                                options);
         if (!hn::AllFalse(d, short_start)) {  // all candidates again, for those rows from 0
-          for (std::size_t l = h; l < std::min(h + L, group); ++l) fill_column(first, l, part_columns);
+          FillColumns(collected + h * kMaxPowerRow, counts + h, maxima + h, group - h, L, G,
+                      part_columns, part);
           result =
               hn::IfThenElse(short_start,
                              LaneThresholds<kPowerGeneral>(d, part, G, part_columns, a, k, n, zero,

@@ -127,8 +127,8 @@ std::size_t Kernels<T>::short_rows(const T* x, T* p, T* tau, std::size_t rows, s
 }
 template <class T>
 std::size_t Kernels<T>::power_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
-                                   double a, double k, T* buffer) {
-  return typed<T>().power_rows(x, p, tau, rows, n, a, k, buffer);
+                                   double a, double k) {
+  return typed<T>().power_rows(x, p, tau, rows, n, a, k);
 }
 template <class T>
 std::size_t Kernels<T>::softmax_rows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n) {

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "discrete/simd_kernels.h"
 #include "map_cases.h"
 #include "random_rows.h"
 #include "sparcon/discrete.h"
@@ -228,6 +229,45 @@ TEST(ForwardMatchesReferenceFloat, EntriesBesideTheCandidateThreshold) {
     std::vector<float> p(x.size());
     sparcon::entmax<float>(x, p, rows, alpha);
     ASSERT_TRUE(correctly_rounded(x, p, rows, alpha, ref::entmax, true));
+  }
+}
+
+/// Rows of a general power (k = 1/(alpha - 1) not an integer) longer than 64, which
+/// Kernels::power_rows compacts before its double steps, with those steps started above the
+/// root (the test shift of simd_kernels.h): each row whose threshold is not 0 is solved again
+/// from 0 on all its candidates, in groups beside rows whose threshold is 0 (one entry 1/a above
+/// the rest), which stay on the compacted path. The results must be those of the usual path's
+/// tests: float rows correctly rounded, double rows within 12 eps of the row's largest p.
+/// Rounding alone does not reach this path; a solve again on the compacted columns, or none,
+/// fails here.
+TEST(ForwardMatchesReferenceGeneralPower, StartedAboveTheRoot) {
+  struct Shift {
+    Shift() { sparcon::simd::detail::power_rows_floor_shift = 0x1p-4; }
+    ~Shift() { sparcon::simd::detail::power_rows_floor_shift = 0; }
+  } shift;
+  constexpr LD kEps = std::numeric_limits<double>::epsilon();
+  for (const double wanted : {1.01, 1.05, 1.1, 1.2, 1.3, 1.75, 1.9}) {
+    const float alpha = static_cast<float>(wanted);
+    for (const std::size_t n : {65, 128, 333, 512}) {
+      const sparcon::Rows rows{19, n};
+      std::vector<double> x = normal_values(rows.count, n, 1.0, 31 + n);
+      for (std::size_t r = 0; r < rows.count; r += 3)  // threshold 0: the maximum alone
+        x[r * n + r % n] = 1.5 / (alpha - 1) + 10;
+      const std::vector<float> xf = to_type<float>(x);
+      const Forward<float> got_float = run_forward(sparcon::Family<float>::entmax(alpha), xf, rows);
+      ASSERT_TRUE(correctly_rounded(xf, got_float.p, rows, alpha, ref::entmax));
+      const Forward<double> got = run_forward(sparcon::Family<double>::entmax(alpha), x, rows);
+      for (std::size_t r = 0; r < rows.count; ++r) {
+        const ref::Result expected = ref::entmax(promote(row_of(x, rows, r)), static_cast<LD>(alpha));
+        const LD largest = *std::max_element(expected.p.begin(), expected.p.end());
+        LD worst = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          worst = std::max(worst, std::fabs(static_cast<LD>(got.p[r * n + i]) - expected.p[i]));
+        EXPECT_LE(worst, 12 * kEps * largest)
+            << "alpha " << alpha << ", length " << n << ", row " << r << ": "
+            << static_cast<double>(worst / (kEps * largest)) << " eps of the largest p";
+      }
+    }
   }
 }
 
