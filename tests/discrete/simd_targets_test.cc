@@ -53,7 +53,7 @@ class DiscreteKernels : public ::testing::TestWithParam<std::int64_t> {
 };
 
 /// Row lengths around every vector width (4 to 16 floats, 2 to 8 doubles) and beyond.
-const std::vector<std::size_t> kLengths = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 67};
+const std::vector<std::size_t> kLengths = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 67};
 
 /// The reference of every row of a batch, computed once and kept for the other targets (it
 /// does not depend on the target, and it is most of the cost).
