@@ -2072,10 +2072,13 @@ HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T candidate_thresho
 
 // The candidates of a row of n >= kMinLaneBoundRow entries into out (room for n + N) above
 // max - 1/a, or above LaneMaximaLowerBound's bound where it takes one (*lambda: the bound, or 0);
-// *max the row's maximum. Returns 0 where the maximum is not finite. Out of line: the rows that
-// do not take it keep the lean loop they had.
+// *max the row's maximum. Returns 0 where the maximum is not finite. Inline: out of line (as it
+// was until 2026-12-06, for a lean loop in the rows that do not take it), it cost its callers
+// in ShortRows 1.07-1.14x on rows of 32-128 of both sparsemax and entmax-1.5, though only
+// entmax-1.5's rows of 128 and more call it: GCC 12 then also kept TinyRows<32> out of line
+// (inlining decisions; compare.sh, 6 processes, twice; an AMD EPYC Zen 5).
 template <class T>
-HWY_NOINLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double a, int k, T* max, T* out,
+HWY_INLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double a, int k, T* max, T* out,
                                                double* lambda) {
   alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];  // 2 N of them, see MaxOf
   const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
