@@ -169,6 +169,35 @@ std::size_t Collect(const T* x, std::size_t n, T threshold, T* out) {
   return count;
 }
 
+// Collect with a skip: a block of four vectors with no entry above the threshold costs four
+// comparisons and a branch, the others are compressed as Collect does (`out` needs n + Lanes
+// entries). It pays even where the branch mispredicts often (sparsemax on N(0,1) rows: about
+// three blocks in four of a row of 512 hold a candidate, one in three of a row of 4096, from the
+// normal tail). Against Collect (floats, AVX-512, an AMD EPYC Zen 5, 2026-12-06; N(0, s^2)
+// rows, s = 1/4, 1, 4): sparsemax rows of 512 1.02/1.09/1.15x faster, of 4096 1.04/1.26/1.31x;
+// entmax-1.5 1.01/1.05/1.11x and 1.09/1.23/1.31x; alpha 1.25 and 1.75 on rows of 512
+// 1.01-1.08x, on rows of 64-128 unchanged.
+template <class T>
+HWY_INLINE std::size_t CollectSkipping(const T* x, std::size_t n, T threshold, T* out) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
+  const V t = hn::Set(d, threshold);
+  std::size_t count = 0, i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    const V v[4] = {hn::LoadU(d, x + i), hn::LoadU(d, x + i + N), hn::LoadU(d, x + i + 2 * N),
+                    hn::LoadU(d, x + i + 3 * N)};
+    const auto any = hn::Or(hn::Or(hn::Gt(v[0], t), hn::Gt(v[1], t)), hn::Or(hn::Gt(v[2], t), hn::Gt(v[3], t)));
+    if (HWY_LIKELY(hn::AllFalse(d, any))) continue;
+    for (const V& vj : v) {
+      const auto keep = hn::Gt(vj, t);
+      hn::StoreU(CompressLanes(d, vj, keep), d, out + count);
+      count += hn::CountTrue(d, keep);
+    }
+  }
+  return count + Collect(x + i, n - i, threshold, out + count);
+}
+
 // The maximum of x[0, n) (NaN if any entry is NaN); with lane_maxima (room for 2 N), also the
 // maxima of its four accumulators taken pairwise: 2 N entries of x (or -inf), a sample of its
 // largest.
@@ -2099,7 +2128,7 @@ HWY_INLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double
   }
   *max = MaxOf(row, n, lane_maxima);
   if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-  return Collect(row, n, threshold(), out);
+  return CollectSkipping(row, n, threshold(), out);
 }
 
 // Rows with many candidates (N(0,1) scores: entmax-1.5 rows of 64 have 24 on average within the
@@ -2254,7 +2283,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     } else {
       *max = Max(row, n);
       if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-      count = Collect(row, n, CandidateThreshold(*max, gap, -kInf<T>), out);
+      count = CollectSkipping(row, n, CandidateThreshold(*max, gap, -kInf<T>), out);
       lower = 0;
     }
     return count;
@@ -3030,7 +3059,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto collect_row = [&](std::size_t first, std::size_t l) HWY_ATTR __attribute__((always_inline)) {
     thresholds[l] = lower[l] > 0 ? BelowLowerBound(maxima[l], lower[l], a)
                                  : CandidateThreshold(maxima[l], gap, -kInf<T>);
-    counts[l] = Collect(x + (first + l) * n, n, thresholds[l], collected + l * kMaxPowerRow);
+    counts[l] = CollectSkipping(x + (first + l) * n, n, thresholds[l], collected + l * kMaxPowerRow);
   };
   // Where the group before took a bound, the bounds of all the group's rows go before their
   // collections: a bound is a chain of reductions and a power, which the next rows' maxima and
