@@ -187,7 +187,8 @@ HWY_INLINE std::size_t CollectSkipping(const T* x, std::size_t n, T threshold, T
   for (; i + 4 * N <= n; i += 4 * N) {
     const V v[4] = {hn::LoadU(d, x + i), hn::LoadU(d, x + i + N), hn::LoadU(d, x + i + 2 * N),
                     hn::LoadU(d, x + i + 3 * N)};
-    const auto any = hn::Or(hn::Or(hn::Gt(v[0], t), hn::Gt(v[1], t)), hn::Or(hn::Gt(v[2], t), hn::Gt(v[3], t)));
+    const auto any =
+        hn::Or(hn::Or(hn::Gt(v[0], t), hn::Gt(v[1], t)), hn::Or(hn::Gt(v[2], t), hn::Gt(v[3], t)));
     if (HWY_LIKELY(hn::AllFalse(d, any))) continue;
     for (const V& vj : v) {
       const auto keep = hn::Gt(vj, t);
@@ -2107,8 +2108,8 @@ HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T candidate_thresho
 // entmax-1.5's rows of 128 and more call it: GCC 12 then also kept TinyRows<32> out of line
 // (inlining decisions; compare.sh, 6 processes, twice; an AMD EPYC Zen 5).
 template <class T>
-HWY_INLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double a, int k, T* max, T* out,
-                                               double* lambda) {
+HWY_INLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double a, int k, T* max,
+                                             T* out, double* lambda) {
   alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];  // 2 N of them, see MaxOf
   const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
   // The threshold of the collection, once *max and lane_maxima are known.
@@ -2269,7 +2270,8 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // as a call (GCC 12 did not inline it), a group's collections paid a frame and vzeroupper each
   // and did not overlap (sparsemax's rows of 64 1.13x faster inlined, of 128 1.06x, entmax-1.5's
   // of 64 1.04x; inlining the write too gained nothing; an AMD EPYC Zen 5, 2026-12-06).
-  auto collect = [&](std::size_t r, T* max, T* out) HWY_ATTR __attribute__((always_inline)) -> std::size_t {
+  auto collect = [&](std::size_t r, T* max, T* out)
+                     HWY_ATTR __attribute__((always_inline)) -> std::size_t {
     const T* row = x + r * n;
     std::size_t count;
     if (k == 2 && n >= kMinLaneBoundRow) {
@@ -3059,7 +3061,8 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto collect_row = [&](std::size_t first, std::size_t l) HWY_ATTR __attribute__((always_inline)) {
     thresholds[l] = lower[l] > 0 ? BelowLowerBound(maxima[l], lower[l], a)
                                  : CandidateThreshold(maxima[l], gap, -kInf<T>);
-    counts[l] = CollectSkipping(x + (first + l) * n, n, thresholds[l], collected + l * kMaxPowerRow);
+    counts[l] =
+        CollectSkipping(x + (first + l) * n, n, thresholds[l], collected + l * kMaxPowerRow);
   };
   // Where the group before took a bound, the bounds of all the group's rows go before their
   // collections: a bound is a chain of reductions and a power, which the next rows' maxima and
