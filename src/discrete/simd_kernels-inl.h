@@ -97,6 +97,17 @@ T CandidateThreshold(T max, T gap, T floor) {
   return std::max(t, floor);
 }
 
+// Appends the lanes of v where keep is true to out[count, ...) and returns the new count; a
+// whole vector is stored (room for Lanes past count). Compress into a register and store the
+// whole vector: a compressing store straight to memory is microcoded and slow on some CPUs
+// (AMD Zen 4).
+template <class D, class M>
+HWY_INLINE std::size_t AppendKept(D d, hn::Vec<D> v, M keep, hn::TFromD<D>* out,
+                                  std::size_t count) {
+  hn::StoreU(CompressLanes(d, v, keep), d, out + count);
+  return count + hn::CountTrue(d, keep);
+}
+
 template <class T>
 void Scan(CandidateScan<T>& s) {
   const hn::ScalableTag<T> d;
@@ -117,12 +128,8 @@ void Scan(CandidateScan<T>& s) {
       running_max = vmax;
       threshold = hn::Set(d, CandidateThreshold(running_max, s.gap, s.floor));
     }
-    const auto keep = hn::Gt(v, threshold);
-    // Compress into a register and store the whole vector: a compressing store straight to
-    // memory is microcoded and slow on some CPUs (AMD Zen 4). The scan stops while fewer than
-    // N entries of the buffer are free.
-    hn::StoreU(CompressLanes(d, v, keep), d, s.buffer + s.count);
-    s.count += hn::CountTrue(d, keep);
+    // The scan stops while fewer than N entries of the buffer are free.
+    s.count = AppendKept(d, v, hn::Gt(v, threshold), s.buffer, s.count);
     return true;
   };
   auto above = [&](V v) HWY_ATTR { return hn::Not(hn::Le(v, threshold)); };
@@ -162,9 +169,7 @@ std::size_t Collect(const T* x, std::size_t n, T threshold, T* out) {
   const auto t = hn::Set(d, threshold);
   std::size_t count = 0;
   ForEachVector(d, x, n, -kInf<T>, [&](std::size_t, auto v, std::size_t) HWY_ATTR {
-    const auto keep = hn::Gt(v, t);
-    hn::StoreU(CompressLanes(d, v, keep), d, out + count);
-    count += hn::CountTrue(d, keep);
+    count = AppendKept(d, v, hn::Gt(v, t), out, count);
   });
   return count;
 }
@@ -187,14 +192,11 @@ HWY_INLINE std::size_t CollectSkipping(const T* x, std::size_t n, T threshold, T
   for (; i + 4 * N <= n; i += 4 * N) {
     const V v[4] = {hn::LoadU(d, x + i), hn::LoadU(d, x + i + N), hn::LoadU(d, x + i + 2 * N),
                     hn::LoadU(d, x + i + 3 * N)};
-    const auto any =
-        hn::Or(hn::Or(hn::Gt(v[0], t), hn::Gt(v[1], t)), hn::Or(hn::Gt(v[2], t), hn::Gt(v[3], t)));
-    if (HWY_LIKELY(hn::AllFalse(d, any))) continue;
-    for (const V& vj : v) {
-      const auto keep = hn::Gt(vj, t);
-      hn::StoreU(CompressLanes(d, vj, keep), d, out + count);
-      count += hn::CountTrue(d, keep);
-    }
+    const hn::Mask<decltype(d)> keep[4] = {hn::Gt(v[0], t), hn::Gt(v[1], t), hn::Gt(v[2], t),
+                                           hn::Gt(v[3], t)};
+    if (HWY_LIKELY(hn::AllFalse(d, hn::Or(hn::Or(keep[0], keep[1]), hn::Or(keep[2], keep[3])))))
+      continue;
+    for (int j = 0; j < 4; ++j) count = AppendKept(d, v[j], keep[j], out, count);
   }
   return count + Collect(x + i, n - i, threshold, out + count);
 }
@@ -280,11 +282,8 @@ struct RowInRegisters {
     const D d;
     const V t = hn::Set(d, threshold);
     std::size_t count = 0;
-    for (std::size_t j = 0; j < kVectors; ++j) {
-      const auto keep = hn::Gt(v[j], t);
-      hn::StoreU(CompressLanes(d, v[j], keep), d, out + count);
-      count += hn::CountTrue(d, keep);
-    }
+    for (std::size_t j = 0; j < kVectors; ++j)
+      count = AppendKept(d, v[j], hn::Gt(v[j], t), out, count);
     return count;
   }
 };
@@ -1362,10 +1361,7 @@ std::size_t DropAtOrBelow(double* y, std::size_t n, double bound) {
   std::size_t kept = 0, i = 0;
   for (; i + N <= n; i += N) {
     const auto v = hn::LoadU(d, y + i);
-    const auto keep = hn::Gt(v, b);
-    // Compress into a register, then a whole store (see Scan on compressing stores).
-    hn::StoreU(CompressLanes(d, v, keep), d, y + kept);
-    kept += hn::CountTrue(d, keep);
+    kept = AppendKept(d, v, hn::Gt(v, b), y, kept);
   }
   for (; i < n; ++i) {  // the tail, branch-free
     const double v = y[i];
@@ -2905,8 +2901,7 @@ HWY_INLINE void WritePowerColumn(const T* x, T* p, std::size_t n, T threshold, T
   ForEachVector(d, x, n, -kInf<T>, [&](std::size_t i, auto v, std::size_t) HWY_ATTR {
     const auto keep = hn::RebindMask(di, hn::Ge(v, bound));  // the padding (-inf) is not kept
     const auto at = hn::Add(lanes, hn::Set(di, static_cast<I>(i)));
-    hn::StoreU(CompressLanes(di, at, keep), di, positions + kept);
-    kept += hn::CountTrue(di, keep);
+    kept = AppendKept(di, at, keep, positions, kept);
   });
   std::fill(p, p + n, T(0));  // after the last read of x: p may be x
   for (std::size_t j = 0; j < kept; ++j) p[positions[j]] = static_cast<T>(column[j * stride]);
