@@ -203,9 +203,10 @@ HWY_INLINE std::size_t CollectSkipping(const T* x, std::size_t n, T threshold, T
 
 // The maximum of x[0, n) (NaN if any entry is NaN); with lane_maxima (room for 2 N), also the
 // maxima of its four accumulators taken pairwise: 2 N entries of x (or -inf), a sample of its
-// largest.
+// largest. With second, also another entry's value (or -inf): the largest of the pair of
+// accumulators that does not hold the maximum (see PairThreshold).
 template <class T>
-HWY_INLINE T MaxOf(const T* x, std::size_t n, T* lane_maxima) {
+HWY_INLINE T MaxOf(const T* x, std::size_t n, T* lane_maxima, T* second = nullptr) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   const std::size_t N = hn::Lanes(d);
@@ -233,6 +234,11 @@ HWY_INLINE T MaxOf(const T* x, std::size_t n, T* lane_maxima) {
     hn::StoreU(m01, d, lane_maxima);
     hn::StoreU(m23, d, lane_maxima + N);
   }
+  if (second) {  // two reductions side by side: no longer a chain than one
+    const T first = hn::GetLane(hn::MaxOfLanes(d, m01)), last = hn::GetLane(hn::MaxOfLanes(d, m23));
+    *second = std::min(first, last);
+    return std::max(first, last);
+  }
   return hn::GetLane(hn::MaxOfLanes(d, hn::Max(m01, m23)));
 }
 
@@ -251,22 +257,28 @@ struct RowInRegisters {
   using V = hn::Vec<D>;
   V v[kVectors];
 
-  // Loads x[0, n) and returns its maximum (NaN if any entry is NaN).
-  HWY_INLINE T Load(const T* x, std::size_t n) {
+  // Loads x[0, n) and returns its maximum in every lane (NaN if any entry is NaN); *second
+  // receives another entry's value (or -inf) in every lane: the largest of the half of the
+  // vectors that does not hold the maximum (see PairThreshold). The halves' two reductions run
+  // side by side, and the results stay in vectors for the collection's threshold.
+  HWY_INLINE V Load(const T* x, std::size_t n, V* second) {
+    static_assert(kVectors % 2 == 0);
     const D d;
     const std::size_t N = hn::Lanes(d);
     auto nan = hn::IsNaN(hn::Zero(d));
-    V m = hn::Set(d, -kInf<T>);
+    V m[2] = {hn::Set(d, -kInf<T>), hn::Set(d, -kInf<T>)};
     for (std::size_t j = 0; j < kVectors; ++j) {
       const std::size_t i = j * N;
       v[j] = i + N <= n ? hn::LoadU(d, x + i)
              : i < n    ? LoadTail(d, x + i, n - i, -kInf<T>)
                         : hn::Set(d, -kInf<T>);
-      m = hn::Max(m, v[j]);
+      m[2 * j / kVectors] = hn::Max(m[2 * j / kVectors], v[j]);
       nan = hn::Or(nan, hn::IsNaN(v[j]));
     }
-    if (!hn::AllFalse(d, nan)) return std::numeric_limits<T>::quiet_NaN();
-    return hn::GetLane(hn::MaxOfLanes(d, m));
+    const V first = hn::MaxOfLanes(d, m[0]), last = hn::MaxOfLanes(d, m[1]);
+    *second = hn::Min(first, last);
+    if (!hn::AllFalse(d, nan)) return hn::Set(d, std::numeric_limits<T>::quiet_NaN());
+    return hn::Max(first, last);
   }
   // MaxOf's 2 N lane maxima into lane_maxima: vector j taken by accumulator j mod 4.
   HWY_INLINE void StoreLaneMaxima(T* lane_maxima) const {
@@ -279,25 +291,16 @@ struct RowInRegisters {
   }
   // The entries above threshold into out (room for n + Lanes), in order; returns their number.
   HWY_INLINE std::size_t Compress(T threshold, T* out) const {
+    return Compress(hn::Set(D(), threshold), out);
+  }
+  HWY_INLINE std::size_t Compress(V t, T* out) const {
     const D d;
-    const V t = hn::Set(d, threshold);
     std::size_t count = 0;
     for (std::size_t j = 0; j < kVectors; ++j)
       count = AppendKept(d, v[j], hn::Gt(v[j], t), out, count);
     return count;
   }
 };
-
-// Max and Collect in one for a row of n <= kVectors Lanes entries (RowInRegisters): its maximum
-// into *max, the entries above CandidateThreshold(*max, gap, -inf) into out (room for n +
-// Lanes). Returns their number, or 0 where the maximum is not finite.
-template <std::size_t kVectors, class T>
-HWY_INLINE std::size_t CollectRowInRegisters(const T* x, std::size_t n, T gap, T* max, T* out) {
-  RowInRegisters<kVectors, T> row;
-  *max = row.Load(x, n);
-  if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-  return row.Compress(CandidateThreshold(*max, gap, -kInf<T>), out);
-}
 
 template <class T>
 void ShiftedToDouble(const T* x, std::size_t n, T shift, double* y) {
@@ -2071,6 +2074,78 @@ HWY_INLINE T BelowLowerBound(T max, double lambda, double a) {
   return sparcon::detail::round_down<T>(static_cast<double>(max) + lambda - 1 / a - margin);
 }
 
+// The threshold of the collection of a row (k = 1 or 2, a = ShortRowScale(k)) with maximum max
+// and another entry `second` <= max, in every lane: entries at or below it are outside the
+// support. It is the threshold of those two entries alone, max + lambda - 1/a for the root lambda
+// of (1 - a lambda)^k + (1 - a lambda - e)^k = 1, e = a (max - second) (F of NewtonLowerBound on
+// the pair), which with e clamped to [0, 1] (from e = 1 on, the pair's support is the maximum
+// alone, and the threshold max - 1/a) is
+//   k = 1:  max - (1 + e) / 2,
+//   k = 2:  max - (e + sqrt(2 - e^2)),
+// less a margin of 2^-16 (|max| + 1/a), far above the few roundings of T on the way (at most
+// about 2^-20 of that). The row's F adds terms >= 0, each decreasing in lambda, to the pair's,
+// so its threshold lies at or above the pair's. On N(0,1) scores, with second the largest of
+// the half of the row without the maximum (RowInRegisters::Load, MaxOf), it takes entmax-1.5's
+// candidates of rows of 64 from 24 on average to 16.5 (rows with more than 32, which
+// NarrowCandidates must narrow, from 22% to 1.6%), sparsemax's of rows of 128 from 9 to 5 and of
+// 512 from 14 to 6.4 (more than 16: from 11% to 0.2%, and from 34% to 1.6%); sampled in Python,
+// 5000-20000 rows a shape. In vectors: the halves' maxima are reduced in vectors, and the chain
+// from them to the collection's comparisons has no scalar step.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V PairThreshold(D d, V max, V second, int k) {
+  using T = hn::TFromD<D>;
+  const V one = hn::Set(d, T(1)), gap = hn::Set(d, static_cast<T>(1 / ShortRowScale(k)));
+  const V e =
+      hn::Min(hn::Mul(hn::Sub(max, second), hn::Set(d, static_cast<T>(ShortRowScale(k)))), one);
+  const V drop = k == 1 ? hn::Mul(hn::Add(one, e), hn::Set(d, T(0.5)))
+                        : hn::Add(e, hn::Sqrt(hn::NegMulAdd(e, e, hn::Set(d, T(2)))));
+  const V margin = hn::Mul(hn::Set(d, static_cast<T>(0x1p-16)), hn::Add(hn::Abs(max), gap));
+  return hn::Sub(hn::Sub(max, drop), margin);
+}
+
+// The lower bound lambda >= 0 of the threshold (Newton's start) that a collection's threshold t
+// of a row with maximum max proves: t = max + lambda - 1/a.
+template <class T>
+HWY_INLINE double LowerBoundBelow(T t, T max, double a) {
+  return std::max(0.0, static_cast<double>(t) - static_cast<double>(max) + 1 / a);
+}
+
+// The candidates of a row (k = 1 or 2) into out (room for n + N) above PairThreshold, from the
+// largest entries of two halves of the row found with its maximum *max (read once for rows of up
+// to 8 vectors, RowInRegisters); *lambda the lower bound of the threshold it proves. Returns 0
+// where the maximum is not finite. Sparsemax's rows of up to 8 vectors take max - 1 instead:
+// they have few candidates (7 on average on rows of 64 of N(0,1) scores, 4.3 above the pair's
+// threshold), whose number changes nothing in their grouped solve, and the threshold's chain
+// cost them 2-3% (rows of 64 and 128, compare.sh, an AMD EPYC Zen 5, 2026-12-06).
+template <class T>
+HWY_INLINE std::size_t CollectAbovePairBound(const T* row, std::size_t n, int k, T* max, T* out,
+                                             double* lambda) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  const std::size_t N = hn::Lanes(d);
+  auto in_registers = [&](auto registers) HWY_ATTR -> std::size_t {
+    V second;
+    const V maximum = registers.Load(row, n, &second);
+    *max = hn::GetLane(maximum);
+    if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
+    if (k == 1) {  // see above
+      *lambda = 0;
+      return registers.Compress(CandidateThreshold(*max, T(1), -kInf<T>), out);
+    }
+    const V t = PairThreshold(d, maximum, second, k);
+    *lambda = LowerBoundBelow(hn::GetLane(t), *max, ShortRowScale(k));
+    return registers.Compress(t, out);
+  };
+  if (n <= 4 * N) return in_registers(RowInRegisters<4, T>());
+  if (n <= 8 * N) return in_registers(RowInRegisters<8, T>());
+  T second;
+  *max = MaxOf(row, n, static_cast<T*>(nullptr), &second);
+  if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
+  const T t = hn::GetLane(PairThreshold(d, hn::Set(d, *max), hn::Set(d, second), k));
+  *lambda = LowerBoundBelow(t, *max, ShortRowScale(k));
+  return CollectSkipping(row, n, t, out);
+}
+
 // Rows of at least this many entries may take LaneMaximaLowerBound before their collection.
 constexpr std::size_t kMinLaneBoundRow = 128;
 
@@ -2118,7 +2193,8 @@ HWY_INLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double
   };
   if (n <= 8 * N) {  // read once (RowInRegisters)
     RowInRegisters<8, T> registers;
-    *max = registers.Load(row, n);
+    hn::Vec<hn::ScalableTag<T>> second;  // not used
+    *max = hn::GetLane(registers.Load(row, n, &second));
     if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
     registers.StoreLaneMaxima(lane_maxima);
     return registers.Compress(threshold(), out);
@@ -2254,12 +2330,9 @@ struct GroupBlock<Size, float, Floats> {
 template <class T>
 std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {
   const double a = ShortRowScale(k);
-  const T gap = static_cast<T>(1 / a);
-  const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
   const std::size_t pairwise = k == 1 ? kPairwiseLinear : kPairwiseQuadratic;
   alignas(kMaxBytes) double y[kMaxFusedCandidates + kMaxBytes / sizeof(double)];
-  // The last row's lower bound of lambda (CollectAboveLaneBound's, NarrowCandidates'), Newton's
-  // start.
+  // The last row's lower bound of lambda (its collection's, NarrowCandidates'), Newton's start.
   double lower = 0;
   // The candidates of row r into out (room for n + kMaxLanes), *max its maximum; 0 when the
   // maximum is not finite (NaN, +inf or all -inf: the caller's row). Inlined into each caller:
@@ -2269,22 +2342,9 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto collect = [&](std::size_t r, T* max, T* out)
                      HWY_ATTR __attribute__((always_inline)) -> std::size_t {
     const T* row = x + r * n;
-    std::size_t count;
-    if (k == 2 && n >= kMinLaneBoundRow) {
-      count = CollectAboveLaneBound(row, n, a, k, max, out, &lower);
-    } else if (n <= 4 * N) {
-      count = CollectRowInRegisters<4>(row, n, gap, max, out);
-      lower = 0;
-    } else if (n <= 8 * N) {
-      count = CollectRowInRegisters<8>(row, n, gap, max, out);
-      lower = 0;
-    } else {
-      *max = Max(row, n);
-      if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-      count = CollectSkipping(row, n, CandidateThreshold(*max, gap, -kInf<T>), out);
-      lower = 0;
-    }
-    return count;
+    if (k == 2 && n >= kMinLaneBoundRow)
+      return CollectAboveLaneBound(row, n, a, k, max, out, &lower);
+    return CollectAbovePairBound(row, n, k, max, out, &lower);
   };
   // The threshold from the count candidates at `candidates`; false beyond kMaxFusedCandidates.
   auto solve = [&](const T* candidates, std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {

@@ -679,6 +679,68 @@ void check_narrowed_rows() {
 TEST_P(DiscreteKernels, NarrowedRowsFloat) { check_narrowed_rows<float>(); }
 TEST_P(DiscreteKernels, NarrowedRowsDouble) { check_narrowed_rows<double>(); }
 
+/// The threshold of a row's two entries max and second alone (in x, long double): sparsemax's
+/// t with (max - t) + (second - t) = 1, entmax-1.5's with ((max - t)/2)^2 + ((second - t)/2)^2 = 1,
+/// or max - 1/a where second is not in that pair's support.
+LD pair_threshold(Map map, LD max, LD second) {
+  const LD d = max - second;
+  if (map == Map::sparsemax) return d < 1 ? (max + second - 1) / 2 : max - 1;
+  return d < 2 ? max - (d + std::sqrt(8 - d * d)) / 2 : max - 2;
+}
+
+/// The collection of sparsemax's and entmax-1.5's longer rows starts above the threshold of the
+/// row's maximum and another of its entries alone (simd PairThreshold), which lies below the
+/// row's own. Rows with a third entry just above it, in the support (the row's threshold lies
+/// between the pair's and the third entry): 1, 4 or 1024 spacings of T above it, or 1e-2; the
+/// other entries below max - 1/a. The maximum at 0.25 or 1000.5, the second entry 0, 0.6 or
+/// 1.8 / a below it, and at a position that moves from row to row, so that it falls in either
+/// half of the row the kernels take the two maxima from (vectors, or accumulators, on every
+/// target). Sparsemax's third entry carries p of about 2/3 of its distance, which the reference
+/// comparison sees wherever the collection dropped it.
+template <class T>
+void check_pair_threshold_rows() {
+  for (const MapCase& c : {make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5)}) {
+    const double gap = c.map == Map::sparsemax ? 1.0 : 2.0;
+    for (const std::size_t n : {40, 64, 100, 129, 300, 1000}) {
+      std::mt19937_64 rng(12000 + n);
+      std::uniform_real_distribution<double> far(-3 * gap, -1.05 * gap);
+      std::vector<double> x;
+      std::size_t count = 0;
+      for (const double max : {0.25, 1000.5}) {
+        for (const double e : {0.0, 0.6, 1.8}) {
+          for (const double above : {1.0, 4.0, 1024.0, -1e-2}) {  // spacings of T, or (< 0) absolute
+            for (int variant = 0; variant < 6; ++variant, ++count) {
+              std::vector<double> row(n);
+              for (double& v : row) v = static_cast<T>(max + far(rng));
+              const std::size_t at_max = (count * 5) % n, at_second = (at_max + 1 + count * 11 % (n - 1)) % n;
+              std::size_t at_third = (at_max + n / 2 + variant) % n;
+              while (at_third == at_max || at_third == at_second) at_third = (at_third + 1) % n;
+              const T top = static_cast<T>(max), second = static_cast<T>(max - e * gap / 2);
+              const LD t = pair_threshold(c.map, top, second);
+              T third = static_cast<T>(t);
+              if (above > 0) {
+                while (static_cast<LD>(third) <= t) third = std::nextafter(third, std::numeric_limits<T>::infinity());
+                for (int step = 1; step < static_cast<int>(above); ++step)
+                  third = std::nextafter(third, std::numeric_limits<T>::infinity());
+              } else {
+                third = static_cast<T>(t - static_cast<LD>(above));
+              }
+              row[at_max] = top;
+              row[at_second] = second;
+              row[at_third] = third;
+              x.insert(x.end(), row.begin(), row.end());
+            }
+          }
+        }
+      }
+      expect_matches_reference<T>(c, to_type<T>(x), sparcon::Rows{count, n}, "pair-threshold|" + std::to_string(n));
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, PairThresholdRowsFloat) { check_pair_threshold_rows<float>(); }
+TEST_P(DiscreteKernels, PairThresholdRowsDouble) { check_pair_threshold_rows<double>(); }
+
 TEST_P(DiscreteKernels, GroupedRowsFloat) { check_grouped_rows<float>(); }
 TEST_P(DiscreteKernels, GroupedRowsDouble) { check_grouped_rows<double>(); }
 
