@@ -76,8 +76,8 @@ T* collect_buffer(std::size_t n, RowScratch<T>& scratch) {
   return scratch.buffer.data();
 }
 
-// A short row whose maximum is known: one branch-free pass collects every entry within the
-// gap of the maximum (measured faster than pruning as a scan goes, for every alpha).
+// A short row whose maximum is known: one pass collects every entry within the gap of the
+// maximum (measured faster than pruning as a scan goes, for every alpha).
 template <class T>
 PowerThreshold collected_threshold(const T* x, std::size_t n, T max, double a, double k,
                                    RowScratch<T>& scratch) {

@@ -20,7 +20,7 @@ namespace {
 
 template <class T>
 constexpr TypedKernels<T> kTyped = {&Scan<T>,
-                                    &Collect<T>,
+                                    &CollectSkipping<T>,
                                     &Max<T>,
                                     &ShiftedToDouble<T>,
                                     &ShortRows<T>,

@@ -216,7 +216,8 @@ struct Kernels {
   /// Runs (or resumes) a candidate scan; see CandidateScan.
   static void scan(CandidateScan<T>& scan);
   /// Copies the entries x > threshold of x[0, n) to out, in order; returns their number.
-  /// `out` must have room for n + kMaxLanes entries (whole vectors are stored).
+  /// `out` must have room for n + kMaxLanes entries (whole vectors are stored). Blocks of four
+  /// vectors with no such entry cost four comparisons and a branch (CollectSkipping).
   static std::size_t collect(const T* x, std::size_t n, T threshold, T* out);
   /// Maximum of x[0, n) (-inf for n = 0); NaN if any entry is NaN.
   static T max(const T* x, std::size_t n);
