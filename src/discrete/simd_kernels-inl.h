@@ -2149,6 +2149,13 @@ HWY_INLINE std::size_t CollectAbovePairBound(const T* row, std::size_t n, int k,
 // Rows of at least this many entries may take LaneMaximaLowerBound before their collection.
 constexpr std::size_t kMinLaneBoundRow = 128;
 
+// Entmax-1.5's rows longer than this take LaneMaximaLowerBound's bound (CollectAboveLaneBound),
+// the others PairThreshold's (CollectAbovePairBound). Rows of 128 N(0,1) scores keep about as
+// many candidates with either (21.6 on average with the pair's, 20 with the lane maxima's) and
+// were 1.05x faster with the pair's (compare.sh, 6 processes, an AMD EPYC Zen 5, 2026-12-06);
+// rows of 512 keep 43 with the pair's, 34 with the lane maxima's.
+constexpr std::size_t kMaxPairBoundRow = 128;
+
 // A lower bound lambda of a threshold (entmax-1.5's, k = 2, or a power's, PowerRows) from a
 // row's 2N lane maxima (MaxOf's), before its collection, or 0 where it would not pay:
 // bound(), one Newton step from 0 (NewtonLowerBound, PowerLowerBound) on those 2N entries
@@ -2176,7 +2183,7 @@ HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T candidate_thresho
 // *max the row's maximum. Returns 0 where the maximum is not finite. Inline: out of line (as it
 // was until 2026-12-06, for a lean loop in the rows that do not take it), it cost its callers
 // in ShortRows 1.07-1.14x on rows of 32-128 of both sparsemax and entmax-1.5, though only
-// entmax-1.5's rows of 128 and more call it: GCC 12 then also kept TinyRows<32> out of line
+// entmax-1.5's longer rows call it: GCC 12 then also kept TinyRows<32> out of line
 // (inlining decisions; compare.sh, 6 processes, twice; an AMD EPYC Zen 5).
 template <class T>
 HWY_INLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double a, int k, T* max,
@@ -2342,7 +2349,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto collect = [&](std::size_t r, T* max, T* out)
                      HWY_ATTR __attribute__((always_inline)) -> std::size_t {
     const T* row = x + r * n;
-    if (k == 2 && n >= kMinLaneBoundRow)
+    if (k == 2 && n > kMaxPairBoundRow)
       return CollectAboveLaneBound(row, n, a, k, max, out, &lower);
     return CollectAbovePairBound(row, n, k, max, out, &lower);
   };

@@ -701,7 +701,7 @@ template <class T>
 void check_pair_threshold_rows() {
   for (const MapCase& c : {make_case(Map::sparsemax, 2), make_case(Map::entmax15, 1.5)}) {
     const double gap = c.map == Map::sparsemax ? 1.0 : 2.0;
-    for (const std::size_t n : {40, 64, 100, 129, 300, 1000}) {
+    for (const std::size_t n : {40, 64, 100, 128, 129, 300, 1000}) {
       std::mt19937_64 rng(12000 + n);
       std::uniform_real_distribution<double> far(-3 * gap, -1.05 * gap);
       std::vector<double> x;
