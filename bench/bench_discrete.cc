@@ -2,6 +2,8 @@
 //
 //   copy            std::memcpy of the same matrix into a distinct preallocated buffer
 //                   (the memory-bandwidth baseline: one read and one write of every entry),
+//   add             x + g into a third matrix (two reads and one write of every entry: the
+//                   backward's floor, which reads p and g and writes dx),
 //   softmax         the library's softmax forward,
 //   sort_sparsemax  a naive row-sorting sparsemax written here (copy, std::sort, prefix sum),
 //
@@ -11,7 +13,7 @@
 //
 //   <op>/<rows>x<length>/<s1|s4>/t<threads>
 //
-// with op one of copy, spawn (an empty std::jthread started and joined, the per-call cost of
+// with op one of copy, add, spawn (an empty std::jthread started and joined, the per-call cost of
 // the library's thread split), sort_sparsemax, and <map>_<fwd|bwd|fwdbwd> for map in softmax,
 // sparsemax, entmax15, entmax1.25, entmax1.75, entmax3. "bwd" is the backward alone from the
 // forward output p with a random upstream gradient g; "fwdbwd" runs both. Double rows (the same
@@ -178,6 +180,21 @@ void register_all() {
           });
           benchmark::DoNotOptimize(d.out.data());
         }, nothing);
+        // The backward's memory floor: two matrices read and one written, as the backward
+        // reads p and g and writes dx (the same buffers), with one addition an entry.
+        reg(
+            "add",
+            [](Data& d, unsigned threads) {
+              const std::size_t n = d.shape.length;
+              split_rows(d.shape.rows, threads, [&](std::size_t b, std::size_t e) {
+                const float* x = d.x.data();
+                const float* g = d.g.data();
+                float* out = d.out2.data();
+                for (std::size_t i = b * n; i < e * n; ++i) out[i] = x[i] + g[i];
+              });
+              benchmark::DoNotOptimize(d.out2.data());
+            },
+            nothing);
         reg("sort_sparsemax", [](Data& d, unsigned threads) {
           split_rows(d.shape.rows, threads, [&](std::size_t b, std::size_t e) {
             sort_sparsemax_rows(d.x.data(), d.out.data(), b, e, d.shape.length);

@@ -29,7 +29,7 @@ MAPS = ["softmax", "sparsemax", "entmax15", "entmax1.25", "entmax1.75", "entmax3
 FWD = [m + "_fwd" for m in MAPS]
 BWD = [m + "_bwd" for m in MAPS]
 FWDBWD = [m + "_fwdbwd" for m in MAPS]
-OPS = ["copy", "sort_sparsemax"] + FWD + BWD + FWDBWD
+OPS = ["copy", "add", "sort_sparsemax"] + FWD + BWD + FWDBWD
 NAME = re.compile(r"^([^/]+)/(\d+x\d+)/(s\d)/(t\d)")
 DIST_LABEL = {"s1": "N(0,1)", "s4": "4N(0,1)"}
 
