@@ -2128,7 +2128,7 @@ HWY_INLINE std::size_t CollectAbovePairBound(const T* row, std::size_t n, int k,
     const V maximum = registers.Load(row, n, &second);
     *max = hn::GetLane(maximum);
     if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-    if (k == 1) {  // see above
+    if (k == 1) {  // sparsemax: max - 1 (see above)
       *lambda = 0;
       return registers.Compress(CandidateThreshold(*max, T(1), -kInf<T>), out);
     }
@@ -2326,8 +2326,9 @@ struct GroupBlock<Size, float, Floats> {
 
 // Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows), so
 // that a row costs no call, allocation or dispatch. Per row the maximum and the collection of
-// the candidates (the entries above max - 1/a); rows of up to kMaxTinyRow entries
-// skip the collection and go a block of lanes at a time (TinyRows).
+// the candidates (the entries above max - 1/a, or above a lower bound of the threshold:
+// PairThreshold's, LaneMaximaLowerBound's); rows of up to kMaxTinyRow entries skip the
+// collection and go a block of lanes at a time (TinyRows).
 // Longer rows (up to kMaxGroupedRow) go in groups of lanes too, in L1: a group's rows with at
 // most Size candidates (16 for k = 1, 32 for k = 2) have them moved into one block
 // (GroupBlock), whose thresholds SolveTinyColumns finds at once; a row with more, or in a
