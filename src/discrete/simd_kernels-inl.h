@@ -2324,6 +2324,179 @@ struct GroupBlock<Size, float, Floats> {
 };
 #endif
 
+#if HWY_TARGET <= HWY_AVX3
+// ---- entmax-1.5's rows of 33-64 floats in lanes: Newton's steps on whole rows ---------------
+
+// The most Newton's steps a group takes in NewtonLaneRows before its closed form (groups of 16
+// rows of 64 N(0,1) scores take 3-4 passes, the last one the pass that finds no count changed;
+// sampled in Python).
+constexpr int kMaxLanePasses = 12;
+
+// Entmax-1.5's rows of 33 to 64 floats on AVX-512, 16 rows at a time, a row per lane: the group
+// transposed in registers into 64 columns (TransposeSquare), and each row's threshold found
+// without a collection or a sort, by passes over the columns that the 16 rows share. In units
+// y = (x - max)/2 a row's p = [y + o]_+^2, its offset o in (0, 1] the root of sum [y + o]_+^2 = 1:
+//  - start: the offset of the maximum and the larger of the two halves' maxima alone (the pair
+//    of PairThreshold: e = min((max - second)/2, 1), o = (e + sqrt(2 - e^2))/2), at or above
+//    the row's: more entries lower the offset;
+//  - Newton's steps in float on the norm, F(o) = (sum [y + o]_+^2)^(1/2) - 1, increasing and
+//    convex, from above, where they stay: o' = o - (s2 - sqrt s2)/s1 with s_j = sum [y + o]_+^j,
+//    until no lane's count of kept entries (y + o > 0, the set S) changes in a step;
+//  - the closed form on S in double, from Y1 = sum_S y and Y2 = sum_S y^2 (x - max exact there):
+//    o = sqrt((1 - (Y2 - Y1 Y1/c))/c) - Y1/c with c = |S|, the root of sum_S (y + o)^2 = 1 that
+//    keeps S;
+//  - the write (WriteShortRow's arithmetic) counts the entries it keeps: where that count is not
+//    c, S was not the support (the steps stopped short of an entry: two of them on the same side
+//    of it, in every lane at once; or rounding at the support's edge), and the row goes to
+//    row_done, as does every row of a group with an entry NaN or +inf, or a row all -inf.
+// A row costs about 6 operations a column and step (a pass shares them among 16 rows) and 13 in
+// the closed form's pass, against the collection and the sorting network of 32 in groups
+// (CollectAbovePairBound, GroupBlock): on 8192 x 64 N(0,1) scores 1.06-1.17x faster (the
+// medians of three compare.sh runs of 6 processes each, an AMD EPYC Zen 5, 2026-12-06). Not
+// taken: sparsemax's rows of 64 (Michelot's steps in the same passes: 0.88x; its rows have fewer
+// candidates), rows of 65-128 of either map (0.60x and 0.77x: twice the columns a pass). Out of
+// line: inlined into ShortRows, GCC's choices elsewhere cost rows of 32 10%.
+template <class RowDone>
+HWY_NOINLINE std::size_t NewtonLaneRows(const float* x, float* p, float* tau, std::size_t rows,
+                                        std::size_t n, RowDone&& row_done) {
+  constexpr std::size_t N = kRowLanes, C = 4 * N;
+  static_assert(N == 16);
+  const FloatTag d;
+  const hn::Half<FloatTag> dh;
+  const hn::ScalableTag<double> dd;
+  using DV = hn::Vec<decltype(dd)>;
+  using DM = hn::Mask<decltype(dd)>;
+  constexpr double a = 0.5;  // ShortRowScale(2)
+  const FloatVec av = hn::Set(d, static_cast<float>(a)), zero = hn::Zero(d), one = hn::Set(d, 1.0f);
+  const FloatVec minus_inf = hn::Set(d, -kInf<float>);
+  FloatVec columns[C];
+  alignas(kMaxBytes) float maxima[N], counts[N];
+  alignas(kMaxBytes) double offsets[N];
+  std::size_t r = 0;
+  for (; r + N <= rows; r += N) {
+    const float* group = x + r * n;
+    for (std::size_t h = 0; h < C / N; ++h) {
+      FloatVec loaded[N];
+      for (std::size_t l = 0; l < N; ++l)
+        loaded[l] =
+            N * (h + 1) <= n ? hn::LoadU(d, group + l * n + N * h) : RowVector(group + l * n, n, h);
+      TransposeSquare(d, loaded, columns + N * h);
+    }
+    // The maximum, the larger of the halves' maxima, and a sum that is NaN where an entry is.
+    FloatVec first_half = columns[0], second_half = columns[C / 2],
+             sum = hn::Add(columns[0], columns[C / 2]);
+    for (std::size_t j = 1; j < C / 2; ++j) {
+      first_half = hn::Max(first_half, columns[j]);
+      second_half = hn::Max(second_half, columns[C / 2 + j]);
+      sum = hn::Add(sum, hn::Add(columns[j], columns[C / 2 + j]));
+    }
+    const FloatVec max = hn::Max(first_half, second_half),
+                   second = hn::Min(first_half, second_half);
+    const auto finite = hn::And(hn::Lt(max, hn::Set(d, kInf<float>)), hn::Gt(max, minus_inf));
+    if (!hn::AllTrue(d, hn::AndNot(hn::IsNaN(sum), finite))) {
+      for (std::size_t l = 0; l < N; ++l)
+        if (!row_done(r + l)) return r + l;
+      continue;
+    }
+    const FloatVec e = hn::Min(hn::Mul(hn::Sub(max, second), av), one);
+    FloatVec offset =
+        hn::Mul(hn::Set(d, 0.5f), hn::Add(e, hn::Sqrt(hn::NegMulAdd(e, e, hn::Set(d, 2.0f)))));
+    // Newton's steps: s = a x + (o - a max) = y + o.
+    FloatVec shift, count, previous = zero;
+    for (int pass = 0;; ++pass) {
+      shift = hn::NegMulAdd(av, max, offset);
+      // Four chains of sums, each in registers (an array indexed j % 4 was kept in memory).
+      FloatVec s1_0 = zero, s1_1 = zero, s1_2 = zero, s1_3 = zero, s2_0 = zero, s2_1 = zero,
+               s2_2 = zero, s2_3 = zero, c_0 = zero, c_1 = zero, c_2 = zero, c_3 = zero;
+      auto step = [&](FloatVec column, FloatVec& s1, FloatVec& s2, FloatVec& c) HWY_ATTR {
+        const FloatVec s = hn::MulAdd(av, column, shift), kept = hn::Max(s, zero);
+        s1 = hn::Add(s1, kept);
+        s2 = hn::MulAdd(kept, kept, s2);
+        c = FloatVec{
+            _mm512_mask_add_ps(c.raw, hn::Gt(s, zero).raw, c.raw, one.raw)};  // one masked add
+      };
+      for (std::size_t j = 0; j < C; j += 4) {
+        step(columns[j], s1_0, s2_0, c_0);
+        step(columns[j + 1], s1_1, s2_1, c_1);
+        step(columns[j + 2], s1_2, s2_2, c_2);
+        step(columns[j + 3], s1_3, s2_3, c_3);
+      }
+      count = hn::Add(hn::Add(c_0, c_1), hn::Add(c_2, c_3));
+      if ((pass > 0 && hn::AllTrue(d, hn::Eq(count, previous))) || pass == kMaxLanePasses) break;
+      previous = count;
+      const FloatVec sum1 = hn::Add(hn::Add(s1_0, s1_1), hn::Add(s1_2, s1_3));
+      const FloatVec sum2 = hn::Add(hn::Add(s2_0, s2_1), hn::Add(s2_2, s2_3));
+      offset = hn::Sub(offset, hn::Div(hn::Sub(sum2, hn::Sqrt(sum2)), sum1));
+    }
+    // The closed form on S = {y + o > 0} of the last pass, in double: lanes [0, 8) and [8, 16).
+    {
+      const DV ad = hn::Set(dd, a);
+      const DV minus_amax[2] = {
+          hn::Mul(hn::Set(dd, -a), hn::PromoteTo(dd, hn::LowerHalf(dh, max))),
+          hn::Mul(hn::Set(dd, -a), hn::PromoteTo(dd, hn::UpperHalf(dh, max)))};
+      // Two chains of sums for each half of the lanes, in registers.
+      DV y1_0 = hn::Zero(dd), y1_1 = y1_0, y1_2 = y1_0, y1_3 = y1_0, y2_0 = y1_0, y2_1 = y1_0,
+         y2_2 = y1_0, y2_3 = y1_0;
+      auto add = [&](DM in, DV column, DV minus_amax, DV& y1, DV& y2) HWY_ATTR {
+        const DV y = hn::IfThenElseZero(in, hn::MulAdd(ad, column, minus_amax));
+        y1 = hn::Add(y1, y);
+        y2 = hn::MulAdd(y, y, y2);
+      };
+      for (std::size_t j = 0; j < C; j += 2) {
+        for (std::size_t i = 0; i < 2; ++i) {
+          const FloatVec v = columns[j + i];
+          const auto in = hn::Gt(hn::MulAdd(av, v, shift), zero);
+          const DV low = hn::PromoteTo(dd, hn::LowerHalf(dh, v)),
+                   high = hn::PromoteTo(dd, hn::UpperHalf(dh, v));
+          add(DM{static_cast<__mmask8>(in.raw)}, low, minus_amax[0], i == 0 ? y1_0 : y1_1,
+              i == 0 ? y2_0 : y2_1);
+          add(DM{static_cast<__mmask8>(in.raw >> 8)}, high, minus_amax[1], i == 0 ? y1_2 : y1_3,
+              i == 0 ? y2_2 : y2_3);
+        }
+      }
+      const DV one_d = hn::Set(dd, 1.0);
+      const DV y1[2] = {hn::Add(y1_0, y1_1), hn::Add(y1_2, y1_3)},
+               y2[2] = {hn::Add(y2_0, y2_1), hn::Add(y2_2, y2_3)};
+      for (int q = 0; q < 2; ++q) {
+        const DV sum1 = y1[q];
+        const DV size =
+            hn::PromoteTo(dd, q == 0 ? hn::LowerHalf(dh, count) : hn::UpperHalf(dh, count));
+        const DV mean = hn::Div(sum1, size),
+                 spread = hn::NegMulAdd(sum1, mean, y2[q]);  // Y2 - Y1 Y1/c
+        const DV o =
+            hn::Sub(hn::Sqrt(hn::Div(hn::Max(hn::Zero(dd), hn::Sub(one_d, spread)), size)), mean);
+        hn::Store(o, dd, offsets + 8 * q);
+      }
+    }
+    hn::Store(max, d, maxima);
+    hn::Store(count, d, counts);
+    // The writes (WriteOffsetPower's arithmetic), each counting the entries it keeps.
+    for (std::size_t l = 0; l < N; ++l) {
+      const std::size_t row = r + l;
+      const FloatVec shift_vector = hn::Set(d, maxima[l]),
+                     c_vector = hn::Set(d, static_cast<float>(offsets[l]));
+      std::size_t kept = 0;
+      ForEachVector(d, x + row * n, n, -kInf<float>,
+                    [&](std::size_t i, FloatVec v, std::size_t lanes) HWY_ATTR {
+                      FloatVec u = hn::MulAdd(av, hn::Sub(v, shift_vector), c_vector);
+                      kept += hn::CountTrue(d, hn::Gt(u, zero));
+                      u = hn::Max(u, zero);
+                      u = hn::Mul(u, u);
+                      StorePartial(d, u, p + row * n + i, lanes);
+                    });
+      if (kept == 0 || kept != static_cast<std::size_t>(counts[l])) {  // (0: an offset not > 0)
+        if (!row_done(row)) return row;
+      } else if (tau) {
+        tau[row] = sparcon::detail::entmax_tau(a, maxima[l], (1 - offsets[l]) / a);
+      }
+    }
+  }
+  for (; r < rows; ++r)
+    if (!row_done(r)) return r;
+  return rows;
+}
+#endif  // HWY_TARGET <= HWY_AVX3
+
 // Whole rows of sparsemax (k = 1) or entmax-1.5 (k = 2) in one call (see Kernels::short_rows), so
 // that a row costs no call, allocation or dispatch. Per row the maximum and the collection of
 // the candidates (the entries above max - 1/a, or above a lower bound of the threshold:
@@ -2402,6 +2575,11 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   if (n <= 8) return TinyRows<8>(x, p, tau, rows, n, k, row_done);
   if (n <= 16) return TinyRows<16>(x, p, tau, rows, n, k, row_done);
   if (n <= 32) return TinyRows<32>(x, p, tau, rows, n, k, row_done);
+#if HWY_TARGET <= HWY_AVX3
+  if constexpr (std::is_same_v<T, float>) {
+    if (k == 2 && n <= 64) return NewtonLaneRows(x, p, tau, rows, n, row_done);
+  }
+#endif
   // Size: the most candidates of a row in the block (rows with more are narrowed to it first);
   // the block is solved at 16 columns when no row of the group has more (the sorting network of
   // 16 costs a third of that of 32). Each row of a group is collected into a slot of its own,

@@ -679,6 +679,62 @@ void check_narrowed_rows() {
 TEST_P(DiscreteKernels, NarrowedRowsFloat) { check_narrowed_rows<float>(); }
 TEST_P(DiscreteKernels, NarrowedRowsDouble) { check_narrowed_rows<double>(); }
 
+/// Entmax-1.5's float rows of 33-64 entries take Newton's steps in lanes on AVX-512, 16 rows at
+/// a time (simd NewtonLaneRows): the steps stop when no row's count of kept entries changes, the
+/// closed form takes that set, and the write counts the entries it keeps, handing a row whose set
+/// was not its support to the row path. Batches of 128 rows of 33, 47 and 64 entries (sparsemax
+/// too, on its own paths): N(0,1), 4 N(0,1) and 0.1 N(0,1) scores, a common offset of 1000, rows
+/// with one entry placed 2e-3 or 5e-3 below the threshold of the others (the reference's) or
+/// 1e-6 above it, and a group of 16 rows (the second) where the steps stop short of the support:
+/// the maximum, three entries 0.2 below it in the other half of the row, one entry 4e-3 below the
+/// threshold of those four (entmax-1.5: the first step, from the pair's offset 0.755 to 0.577,
+/// keeps it, so the count of 5 does not change, in every lane; the support is 4), the others 25
+/// below. A NaN row, a +inf row and an all -inf row in the third group.
+template <class T>
+void check_lane_rows() {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const MapCase& c : {make_case(Map::entmax15, 1.5), make_case(Map::sparsemax, 2)}) {
+    const LD a = c.map == Map::sparsemax ? 1 : 0.5L;  // p_i = [a x_i - tau]_+^k: the edge at x = tau / a
+    for (const std::size_t n : {33, 47, 64}) {
+      const sparcon::Rows rows{128, n};
+      std::mt19937_64 rng(13000 + n);
+      std::normal_distribution<double> normal;
+      std::vector<double> x(rows.size());
+      for (std::size_t r = 0; r < rows.count; ++r) {
+        double* row = x.data() + r * n;
+        const int kind = r >= 16 && r < 32 ? 7 : static_cast<int>(r % 7);
+        const double scale = kind == 1 ? 4 : kind == 2 ? 0.1 : 1;
+        for (std::size_t i = 0; i < n; ++i)
+          row[i] = static_cast<double>(static_cast<T>(scale * normal(rng) + (kind == 3 ? 1e3 : 0)));
+        std::size_t j = (r * 7) % n;  // the entry placed at the edge
+        if (kind == 7) {
+          const std::size_t half = (n + 1) / 2, max_at = r % (half - 1);
+          std::fill(row, row + n, -25.0);
+          row[max_at] = 0;
+          row[half] = row[half + 1] = row[n - 1] = -0.2;
+          j = max_at + 1;
+        }
+        if (kind >= 4) {
+          row[j] = -inf;
+          const std::vector<T> others(row, row + n);
+          const LD edge =
+              reference_row(c.map, static_cast<LD>(static_cast<T>(c.parameter)), promote(std::span<const T>(others)))
+                  .tau /
+              a;
+          row[j] = static_cast<double>(edge) + (kind == 4 ? -2e-3 : kind == 5 ? -5e-3 : kind == 6 ? 1e-6 : -4e-3);
+        }
+      }
+      x[37 * n + n / 3] = std::numeric_limits<double>::quiet_NaN();
+      x[40 * n + n - 1] = inf;
+      for (std::size_t i = 45 * n; i < 46 * n; ++i) x[i] = -inf;
+      expect_batch_with_degenerate_rows(c, to_type<T>(x), rows, 45, {37, 40});
+    }
+  }
+}
+
+TEST_P(DiscreteKernels, LaneRowsFloat) { check_lane_rows<float>(); }
+TEST_P(DiscreteKernels, LaneRowsDouble) { check_lane_rows<double>(); }
+
 /// The threshold of a row's two entries max and second alone (in x, long double): sparsemax's
 /// t with (max - t) + (second - t) = 1, entmax-1.5's with ((max - t)/2)^2 + ((second - t)/2)^2 = 1,
 /// or max - 1/a where second is not in that pair's support.
