@@ -2328,8 +2328,7 @@ struct GroupBlock<Size, float, Floats> {
 // ---- entmax-1.5's rows of 33-64 floats in lanes: Newton's steps on whole rows ---------------
 
 // The most Newton's steps a group takes in NewtonLaneRows before its closed form (groups of 16
-// rows of 64 N(0,1) scores take 3-4 passes, the last one the pass that finds no count changed;
-// sampled in Python).
+// rows of 64 N(0,1) scores take 3-4 passes; sampled in Python).
 constexpr int kMaxLanePasses = 12;
 
 // Entmax-1.5's rows of 33 to 64 floats on AVX-512, 16 rows at a time, a row per lane: the group
@@ -2341,7 +2340,9 @@ constexpr int kMaxLanePasses = 12;
 //    the row's: more entries lower the offset;
 //  - Newton's steps in float on the norm, F(o) = (sum [y + o]_+^2)^(1/2) - 1, increasing and
 //    convex, from above, where they stay: o' = o - (s2 - sqrt s2)/s1 with s_j = sum [y + o]_+^j,
-//    until no lane's count of kept entries (y + o > 0, the set S) changes in a step;
+//    until no lane's set S of kept entries (y + o > 0) changes in a step: the count of the
+//    pass after it is the same, or, a pass earlier (1.04x), the step is below the smallest
+//    y + o of S in every lane;
 //  - the closed form on S in double, from Y1 = sum_S y and Y2 = sum_S y^2 (x - max exact there):
 //    o = sqrt((1 - (Y2 - Y1 Y1/c))/c) - Y1/c with c = |S|, the root of sum_S (y + o)^2 = 1 that
 //    keeps S;
@@ -2407,26 +2408,31 @@ HWY_NOINLINE std::size_t NewtonLaneRows(const float* x, float* p, float* tau, st
       shift = hn::NegMulAdd(av, max, offset);
       // Four chains of sums, each in registers (an array indexed j % 4 was kept in memory).
       FloatVec s1_0 = zero, s1_1 = zero, s1_2 = zero, s1_3 = zero, s2_0 = zero, s2_1 = zero,
-               s2_2 = zero, s2_3 = zero, c_0 = zero, c_1 = zero, c_2 = zero, c_3 = zero;
-      auto step = [&](FloatVec column, FloatVec& s1, FloatVec& s2, FloatVec& c) HWY_ATTR {
+               s2_2 = zero, s2_3 = zero, c_0 = zero, c_1 = zero, c_2 = zero, c_3 = zero, m_0 = one,
+               m_1 = one;
+      auto step = [&](FloatVec column, FloatVec& s1, FloatVec& s2, FloatVec& c,
+                      FloatVec& m) HWY_ATTR {
         const FloatVec s = hn::MulAdd(av, column, shift), kept = hn::Max(s, zero);
+        const auto in = hn::Gt(s, zero);
         s1 = hn::Add(s1, kept);
         s2 = hn::MulAdd(kept, kept, s2);
-        c = FloatVec{
-            _mm512_mask_add_ps(c.raw, hn::Gt(s, zero).raw, c.raw, one.raw)};  // one masked add
+        c = FloatVec{_mm512_mask_add_ps(c.raw, in.raw, c.raw, one.raw)};  // one masked add
+        m = FloatVec{_mm512_mask_min_ps(m.raw, in.raw, m.raw, s.raw)};
       };
       for (std::size_t j = 0; j < C; j += 4) {
-        step(columns[j], s1_0, s2_0, c_0);
-        step(columns[j + 1], s1_1, s2_1, c_1);
-        step(columns[j + 2], s1_2, s2_2, c_2);
-        step(columns[j + 3], s1_3, s2_3, c_3);
+        step(columns[j], s1_0, s2_0, c_0, m_0);
+        step(columns[j + 1], s1_1, s2_1, c_1, m_1);
+        step(columns[j + 2], s1_2, s2_2, c_2, m_0);
+        step(columns[j + 3], s1_3, s2_3, c_3, m_1);
       }
       count = hn::Add(hn::Add(c_0, c_1), hn::Add(c_2, c_3));
       if ((pass > 0 && hn::AllTrue(d, hn::Eq(count, previous))) || pass == kMaxLanePasses) break;
       previous = count;
       const FloatVec sum1 = hn::Add(hn::Add(s1_0, s1_1), hn::Add(s1_2, s1_3));
       const FloatVec sum2 = hn::Add(hn::Add(s2_0, s2_1), hn::Add(s2_2, s2_3));
-      offset = hn::Sub(offset, hn::Div(hn::Sub(sum2, hn::Sqrt(sum2)), sum1));
+      const FloatVec drop = hn::Div(hn::Sub(sum2, hn::Sqrt(sum2)), sum1);
+      if (hn::AllTrue(d, hn::Gt(hn::Min(m_0, m_1), drop))) break;  // the step keeps S in every lane
+      offset = hn::Sub(offset, drop);
     }
     // The closed form on S = {y + o > 0} of the last pass, in double: lanes [0, 8) and [8, 16).
     {
