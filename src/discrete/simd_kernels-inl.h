@@ -2335,9 +2335,10 @@ constexpr int kMaxLanePasses = 12;
 // transposed in registers into 64 columns (TransposeSquare), and each row's threshold found
 // without a collection or a sort, by passes over the columns that the 16 rows share. In units
 // y = (x - max)/2 a row's p = [y + o]_+^2, its offset o in (0, 1] the root of sum [y + o]_+^2 = 1:
-//  - start: the offset of the maximum and the larger of the two halves' maxima alone (the pair
-//    of PairThreshold: e = min((max - second)/2, 1), o = (e + sqrt(2 - e^2))/2), at or above
-//    the row's: more entries lower the offset;
+//  - start: the offset of the maximum and the smaller of the two halves' maxima alone (the
+//    largest entry of the half without the maximum; the pair of PairThreshold:
+//    e = min((max - second)/2, 1), o = (e + sqrt(2 - e^2))/2), at or above the row's: more
+//    entries lower the offset;
 //  - Newton's steps in float on the norm, F(o) = (sum [y + o]_+^2)^(1/2) - 1, increasing and
 //    convex, from above, where they stay: o' = o - (s2 - sqrt s2)/s1 with s_j = sum [y + o]_+^j,
 //    until no lane's set S of kept entries (y + o > 0) changes in a step: the count of the
@@ -2383,7 +2384,7 @@ HWY_NOINLINE std::size_t NewtonLaneRows(const float* x, float* p, float* tau, st
             N * (h + 1) <= n ? hn::LoadU(d, group + l * n + N * h) : RowVector(group + l * n, n, h);
       TransposeSquare(d, loaded, columns + N * h);
     }
-    // The maximum, the larger of the halves' maxima, and a sum that is NaN where an entry is.
+    // The maximum, the smaller of the halves' maxima, and a sum that is NaN where an entry is.
     FloatVec first_half = columns[0], second_half = columns[C / 2],
              sum = hn::Add(columns[0], columns[C / 2]);
     for (std::size_t j = 1; j < C / 2; ++j) {
