@@ -2336,9 +2336,8 @@ constexpr int kMaxLanePasses = 12;
 // without a collection or a sort, by passes over the columns that the 16 rows share. In units
 // y = (x - max)/2 a row's p = [y + o]_+^2, its offset o in (0, 1] the root of sum [y + o]_+^2 = 1:
 //  - start: the offset of the maximum and the smaller of the two halves' maxima alone (the
-//    largest entry of the half without the maximum; the pair of PairThreshold:
-//    e = min((max - second)/2, 1), o = (e + sqrt(2 - e^2))/2), at or above the row's: more
-//    entries lower the offset;
+//    largest entry of the half without the maximum): (max - PairThreshold)/2, at or above the
+//    row's, since more entries lower the offset;
 //  - Newton's steps in float on the norm, F(o) = (sum [y + o]_+^2)^(1/2) - 1, increasing and
 //    convex, from above, where they stay: o' = o - (s2 - sqrt s2)/s1 with s_j = sum [y + o]_+^j,
 //    until no lane's set S of kept entries (y + o > 0) changes in a step: the count of the
@@ -2400,9 +2399,8 @@ HWY_NOINLINE std::size_t NewtonLaneRows(const float* x, float* p, float* tau, st
         if (!row_done(r + l)) return r + l;
       continue;
     }
-    const FloatVec e = hn::Min(hn::Mul(hn::Sub(max, second), av), one);
-    FloatVec offset =
-        hn::Mul(hn::Set(d, 0.5f), hn::Add(e, hn::Sqrt(hn::NegMulAdd(e, e, hn::Set(d, 2.0f)))));
+    // The pair's threshold t in x, less its margin: offset a (max - t), at or above the pair's.
+    FloatVec offset = hn::Mul(av, hn::Sub(max, PairThreshold(d, max, second, 2)));
     // Newton's steps: s = a x + (o - a max) = y + o.
     FloatVec shift, count, previous = zero;
     for (int pass = 0;; ++pass) {
