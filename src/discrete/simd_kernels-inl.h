@@ -2113,10 +2113,9 @@ HWY_INLINE double LowerBoundBelow(T t, T max, double a) {
 // The candidates of a row (k = 1 or 2) into out (room for n + N) above PairThreshold, from the
 // largest entries of two halves of the row found with its maximum *max (read once for rows of up
 // to 8 vectors, RowInRegisters); *lambda the lower bound of the threshold it proves. Returns 0
-// where the maximum is not finite. Sparsemax's rows of up to 8 vectors take max - 1 instead:
-// they have few candidates (7 on average on rows of 64 of N(0,1) scores, 4.3 above the pair's
-// threshold), whose number changes nothing in their grouped solve, and the threshold's chain
-// cost them 2-3% (rows of 64 and 128, compare.sh, an AMD EPYC Zen 5, 2026-12-06).
+// where the maximum is not finite. For sparsemax's rows of 64 of N(0,1) scores the pair's
+// threshold keeps 4.3 candidates on average where max - 1 keeps 7: 63% of their groups of 8
+// rows then have at most 8 candidates a row, and are solved at 8 columns (ShortRows).
 template <class T>
 HWY_INLINE std::size_t CollectAbovePairBound(const T* row, std::size_t n, int k, T* max, T* out,
                                              double* lambda) {
@@ -2128,10 +2127,6 @@ HWY_INLINE std::size_t CollectAbovePairBound(const T* row, std::size_t n, int k,
     const V maximum = registers.Load(row, n, &second);
     *max = hn::GetLane(maximum);
     if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-    if (k == 1) {  // sparsemax: max - 1 (see above)
-      *lambda = 0;
-      return registers.Compress(CandidateThreshold(*max, T(1), -kInf<T>), out);
-    }
     const V t = PairThreshold(d, maximum, second, k);
     *lambda = LowerBoundBelow(hn::GetLane(t), *max, ShortRowScale(k));
     return registers.Compress(t, out);
@@ -2249,8 +2244,8 @@ constexpr std::size_t kMaxGroupBytes = 16384;
 
 // The block of a group of rows in ShortRows: row l's candidates are collected into Slot(l)
 // (room for kMaxGroupedRow + kMaxLanes), Add(l, count) puts them (count <= Size) in lane l,
-// Solve<S> finds the thresholds of the columns [0, S) by SolveTinyColumns (S = Size, or 16 when
-// no row has more). A lane that no row was added to since the last Solve keeps finite values
+// Solve<S> finds the thresholds of the columns [0, S) by SolveTinyColumns (S = Size, or 16 or 8
+// when no row has more). A lane that no row was added to since the last Solve keeps finite values
 // (the maximum 0 alone at first, then an earlier row's candidates), whose threshold is computed
 // and not used. Floats: whether a block of floats sorts in float (kSortsFloatLanes).
 template <std::size_t Size, class T, bool Floats = false>
@@ -2311,7 +2306,7 @@ struct GroupBlock<Size, float, Floats> {
   }
   template <std::size_t S>
   void Solve(int k, double* maxima, double* offsets) {
-    static_assert(S <= Size && S % kRowLanes == 0);
+    static_assert(S <= Size && (S % kRowLanes == 0 || kRowLanes % S == 0));
     for (std::size_t l = 0; l < kRows; ++l) {
       if (!pending[l]) continue;
       for (std::size_t h = 0; h < kRowVectors<S>; ++h) {
@@ -2587,28 +2582,34 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
 #endif
   // Size: the most candidates of a row in the block (rows with more are narrowed to it first);
   // the block is solved at 16 columns when no row of the group has more (the sorting network of
-  // 16 costs a third of that of 32). Each row of a group is collected into a slot of its own,
-  // which GroupBlock may read only when the group is solved.
+  // 16 costs a third of that of 32), at 8 when none has more than 8 (sparsemax's rows of 64 and
+  // 128 1.02x and 1.01x faster, compare.sh, an AMD EPYC Zen 5, 2026-12-07: half of the groups,
+  // whose Solve then costs 0.6 of Solve<16>, its loads and transposes fixed). Each row of a group
+  // is collected into a slot of its own, which GroupBlock may read only when the group is solved.
   auto grouped = [&](auto size, auto floats) HWY_ATTR -> std::size_t {
-    constexpr std::size_t Size = decltype(size)::value, Narrow = 16;
+    constexpr std::size_t Size = decltype(size)::value, Narrow = 16, Narrowest = 8;
     constexpr bool Floats = decltype(floats)::value;
     constexpr std::size_t kLanes = kMaxBytes / sizeof(float);
     const std::size_t L = BlockRowsOf<T, Floats>();
     GroupBlock<Size, T, Floats> block;
-    RowThreshold<T> thresholds[kLanes];
+    RowThreshold<T> thresholds[kLanes] = {};
     bool in_block[kLanes] = {};
     alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
     // Writes the group's rows [r, r + lanes): their thresholds from the block or their own.
-    auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block, bool wide) HWY_ATTR {
+    auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block,
+                           std::size_t most) HWY_ATTR {
       if (any_in_block) {  // finite lanes only
-        if (wide) {
+        if (most > Narrow) {
           block.template Solve<Size>(k, maxima, offsets);
-        } else {
+        } else if (most > Narrowest) {
           block.template Solve<Narrow>(k, maxima, offsets);
+        } else {
+          block.template Solve<Narrowest>(k, maxima, offsets);
         }
       }
       for (std::size_t l = 0; l < lanes; ++l) {
-        if (in_block[l]) thresholds[l] = RowThreshold<T>::FromOffset(static_cast<T>(maxima[l]), offsets[l], k);
+        if (in_block[l])
+          thresholds[l] = RowThreshold<T>::FromOffset(static_cast<T>(maxima[l]), offsets[l], k);
         write(r + l, thresholds[l]);
       }
     };
@@ -2626,12 +2627,13 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       std::size_t counts[kLanes], end = L;
       T row_maxima[kLanes];
       double lower_bounds[kLanes];
-      bool any_in_block = false, wide = false;
+      bool any_in_block = false;
+      std::size_t most = 0;  // the most candidates of a row in the block
       auto add = [&](std::size_t l) HWY_ATTR {
         block.Add(l, counts[l]);
         in_block[l] = counts[l] <= Size;
         any_in_block |= in_block[l];
-        wide |= in_block[l] & (counts[l] > Narrow);
+        most = std::max(most, in_block[l] ? counts[l] : 0);
       };
       for (std::size_t l = 0; l < L; ++l) {
         counts[l] = collect(r + l, &row_maxima[l], block.Slot(l));
@@ -2651,11 +2653,11 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         if (in_block[l]) continue;
         lower = lower_bounds[l];  // Newton's start
         if (!solve(block.Slot(l), counts[l], row_maxima[l], &thresholds[l])) {
-          write_group(r, l, any_in_block, wide);  // the rows before, then this one is the caller's
+          write_group(r, l, any_in_block, most);  // the rows before, then this one is the caller's
           return r + l;
         }
       }
-      write_group(r, end, any_in_block, wide);
+      write_group(r, end, any_in_block, most);
       if (end < L) return r + end;
     }
     return one_by_one(r);
