@@ -34,8 +34,8 @@ approximated here by the Mahalanobis gap to the disk), it prints the current n a
 the smallest `half` at which every one of the six integrals is within `--tolerance` of the
 reference, relative to the row's largest r, and the chord nodes within e^-44 of the largest
 (those a kernel would evaluate), then how candidate a-priori rules half = max(h0, c R / sigma_y)
-and c R / sigma_y + extra (sigma_y the standard deviation of psi across the chords) cover the
-pairs, and for the rule half = --rule R / sigma_y + --extra the nodes evaluated and the largest
+and c R / sigma_y + extra (sigma_y the standard deviation of psi across the chords), and two
+that follow where psi's bump lies on the half circle (BENCHMARKS.md Part 36), cover the pairs, and for the rule half = --rule R / sigma_y + --extra the nodes evaluated and the largest
 error. (Single pairs, at 1e-14 of their own r, from 0.07 R to 0.8 R wide: the fewest half-nodes
 approach 6 R / sigma_y near sigma_y = 0.18 R at k = 2, hence the additive margin.)
 """
@@ -149,8 +149,9 @@ def main():
             evaluated = np.abs(nodes) >= np.abs(nodes).max() * math.exp(-44)
             at_rule, inside_at_rule = int(evaluated.sum()), int((evaluated & inside).sum())
             error = np.abs(value - reference).max() / row_max
+            sigma_x = math.sqrt(rotated[0, 0] - rotated[0, 1] ** 2 / rotated[1, 1])  # along, given y
             rows.append((np.linalg.norm(m) / radius, sigma_y / radius, n_ray, used_ray, half, used, rule, at_rule, error,
-                         inside_at_rule))
+                         inside_at_rule, sigma_x / radius, m_rotated[1] / radius))
     rows = np.array(rows, dtype=float)
     ratio = rows[:, 4] * rows[:, 1]
     print(f"k = {k} (alpha = {1 + 1 / k:g}), {args.densities} densities, {len(rows)} pairs integrated, "
@@ -177,6 +178,21 @@ def main():
     for c, extra in [(5, 8), (5, 16)]:
         rule = np.ceil(c / rows[:, 1] + extra)
         print(f"| {c} R / sigma_y + {extra} | {(rule >= rows[:, 4]).sum()} of {len(rows)} | {rule.mean():.1f} |")
+    # Rules that follow where psi's bump lies on the half circle: at sin(theta_c) = m_y / R the
+    # outer Gaussian's rate is R cos(theta_c) / sigma_y (dy = R cos(theta) dtheta), the inner
+    # integral's ends move along at R sin(theta_c) (dw = -R sin(theta) dtheta) against sigma_x;
+    # near the poles y is quadratic in theta (sqrt(2 R / sigma_y)).
+    sy, sx, my = rows[:, 1], rows[:, 10], rows[:, 11]
+    cos_c, sin_c = np.sqrt(np.clip(1 - my * my, 0, 1)), np.clip(np.abs(my), 0, 1)
+    located = {
+        "5 R sqrt(cos^2 / sigma_y^2 + sin^2 / sigma_x^2) + 16": 5 * np.sqrt((cos_c / sy) ** 2 + (sin_c / sx) ** 2) + 16,
+        "5 R max(cos / sigma_y, 1 / sigma_x, sqrt(2 / (R sigma_y))) + 16":
+            5 * np.maximum.reduce([cos_c / sy, 1 / sx, np.sqrt(2 / sy)]) + 16,
+    }
+    for name, rule in located.items():
+        rule = np.ceil(rule / 2) * 2
+        print(f"| {name} | {(rule >= rows[:, 4]).sum()} of {len(rows)} | {rule.mean():.1f} "
+              f"(needed / rule at most {(rows[:, 4] / rule).max():.2f}) |")
 
 
 if __name__ == "__main__":
