@@ -35,9 +35,10 @@ the smallest `half` at which every one of the six integrals is within `--toleran
 reference, relative to the row's largest r, and the chord nodes within e^-44 of the largest
 (those a kernel would evaluate), then how candidate a-priori rules half = max(h0, c R / sigma_y)
 and c R / sigma_y + extra (sigma_y the standard deviation of psi across the chords), and two
-that follow where psi's bump lies on the half circle (BENCHMARKS.md Part 36), cover the pairs, and for the rule half = --rule R / sigma_y + --extra the nodes evaluated and the largest
-error. (Single pairs, at 1e-14 of their own r, from 0.07 R to 0.8 R wide: the fewest half-nodes
-approach 6 R / sigma_y near sigma_y = 0.18 R at k = 2, hence the additive margin.)
+that follow where psi's bump lies on the half circle (BENCHMARKS.md Part 36), cover the pairs,
+and for the rule half = --rule R / sigma_y + --extra the nodes evaluated and the largest error.
+(Single pairs, at 1e-14 of their own r, from 0.07 R to 0.8 R wide: the fewest half-nodes approach
+6 R / sigma_y near sigma_y = 0.18 R at k = 2, hence the additive margin.)
 """
 import argparse
 import math

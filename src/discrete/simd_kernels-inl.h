@@ -2599,9 +2599,10 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     bool in_block[kLanes] = {};
     alignas(kMaxBytes) double maxima[kLanes], offsets[kLanes];
     // Writes the group's rows [r, r + lanes): their thresholds from the block or their own.
-    auto write_group = [&](std::size_t r, std::size_t lanes, bool any_in_block,
-                           std::size_t most) HWY_ATTR {
-      if (any_in_block) {  // finite lanes only
+    // most: the most candidates of a row in the block, 0 where none is (a row in the block keeps
+    // at least its maximum).
+    auto write_group = [&](std::size_t r, std::size_t lanes, std::size_t most) HWY_ATTR {
+      if (most > 0) {  // finite lanes only
         if (most > Narrow) {
           block.template Solve<Size>(k, maxima, offsets);
         } else if (most > Narrowest) {
@@ -2630,12 +2631,10 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       std::size_t counts[kLanes], end = L;
       T row_maxima[kLanes];
       double lower_bounds[kLanes];
-      bool any_in_block = false;
-      std::size_t most = 0;  // the most candidates of a row in the block
+      std::size_t most = 0;  // see write_group
       auto add = [&](std::size_t l) HWY_ATTR {
         block.Add(l, counts[l]);
         in_block[l] = counts[l] <= Size;
-        any_in_block |= in_block[l];
         most = std::max(most, in_block[l] ? counts[l] : 0);
       };
       for (std::size_t l = 0; l < L; ++l) {
@@ -2656,11 +2655,11 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         if (in_block[l]) continue;
         lower = lower_bounds[l];  // Newton's start
         if (!solve(block.Slot(l), counts[l], row_maxima[l], &thresholds[l])) {
-          write_group(r, l, any_in_block, most);  // the rows before, then this one is the caller's
+          write_group(r, l, most);  // the rows before, then this one is the caller's
           return r + l;
         }
       }
-      write_group(r, end, any_in_block, most);
+      write_group(r, end, most);
       if (end < L) return r + end;
     }
     return one_by_one(r);
