@@ -2110,21 +2110,6 @@ HWY_INLINE double LowerBoundBelow(T t, T max, double a) {
   return std::max(0.0, static_cast<double>(t) - static_cast<double>(max) + 1 / a);
 }
 
-// PairThreshold of a row of n > 8 N entries (N = Lanes) read by MaxOf, and *lambda the lower
-// bound of the threshold it proves; *max the row's maximum, which the caller checks (the
-// threshold means nothing where it is not finite). Apart from the collection
-// (CollectSkipping), so that a group of rows can find all its thresholds first (see ShortRows).
-template <class T>
-HWY_INLINE T PairBoundThreshold(const T* row, std::size_t n, int k, T* max, double* lambda) {
-  const hn::ScalableTag<T> d;
-  T second;
-  *max = MaxOf(row, n, static_cast<T*>(nullptr), &second);
-  if (!(*max > -kInf<T> && *max < kInf<T>)) return *max;
-  const T t = hn::GetLane(PairThreshold(d, hn::Set(d, *max), hn::Set(d, second), k));
-  *lambda = LowerBoundBelow(t, *max, ShortRowScale(k));
-  return t;
-}
-
 // The candidates of a row (k = 1 or 2) into out (room for n + N) above PairThreshold, from the
 // largest entries of two halves of the row found with its maximum *max (read once for rows of up
 // to 8 vectors, RowInRegisters); *lambda the lower bound of the threshold it proves. Returns 0
@@ -2148,8 +2133,11 @@ HWY_INLINE std::size_t CollectAbovePairBound(const T* row, std::size_t n, int k,
   };
   if (n <= 4 * N) return in_registers(RowInRegisters<4, T>());
   if (n <= 8 * N) return in_registers(RowInRegisters<8, T>());
-  const T t = PairBoundThreshold(row, n, k, max, lambda);
+  T second;
+  *max = MaxOf(row, n, static_cast<T*>(nullptr), &second);
   if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
+  const T t = hn::GetLane(PairThreshold(d, hn::Set(d, *max), hn::Set(d, second), k));
+  *lambda = LowerBoundBelow(t, *max, ShortRowScale(k));
   return CollectSkipping(row, n, t, out);
 }
 
@@ -2185,57 +2173,37 @@ HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T candidate_thresho
   return 4 * near >= 3 * 2 * N ? bound() : 0.0;
 }
 
-// The threshold of a collection from a row's maximum max and its 2 N lane maxima (MaxOf's):
-// max - 1/a, or LaneMaximaLowerBound's bound where it takes one (*lambda: the bound, or 0).
-template <class T>
-HWY_INLINE T LaneMaximaThreshold(const T* lane_maxima, T max, double a, int k, double* lambda) {
-  const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
-  const T candidate_threshold = CandidateThreshold(max, static_cast<T>(1 / a), -kInf<T>);
-  *lambda = LaneMaximaLowerBound(lane_maxima, candidate_threshold, [&]() HWY_ATTR {
-    return NewtonLowerBound(lane_maxima, 2 * N, max, a, k, 0.0);
-  });
-  return *lambda > 0 ? BelowLowerBound(max, *lambda, a) : candidate_threshold;
-}
-
-// LaneMaximaThreshold of a row of n > 8 N entries read by MaxOf; *max the row's maximum, which
-// the caller checks (the threshold means nothing where it is not finite). Apart from the
-// collection (CollectSkipping), so that a group of rows can find all its thresholds first (see
-// ShortRows).
-template <class T>
-HWY_INLINE T LaneBoundThreshold(const T* row, std::size_t n, double a, int k, T* max,
-                                double* lambda) {
-  alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];  // 2 N of them, see MaxOf
-  *max = MaxOf(row, n, lane_maxima);
-  if (!(*max > -kInf<T> && *max < kInf<T>)) return *max;
-  return LaneMaximaThreshold(lane_maxima, *max, a, k, lambda);
-}
-
 // The candidates of a row of n >= kMinLaneBoundRow entries into out (room for n + N) above
-// LaneMaximaThreshold's threshold (*lambda as there), *max the row's maximum. Returns 0 where
-// the maximum is not finite. Inline: out of line (as it was until 2026-12-06, for a lean loop in
-// the rows that do not take it), it cost its callers in ShortRows 1.07-1.14x on rows of 32-128
-// of both sparsemax and entmax-1.5, though only entmax-1.5's longer rows call it: GCC 12 then
-// also kept TinyRows<32> out of line (inlining decisions; compare.sh, 6 processes, twice; an AMD
-// EPYC Zen 5).
+// max - 1/a, or above LaneMaximaLowerBound's bound where it takes one (*lambda: the bound, or 0);
+// *max the row's maximum. Returns 0 where the maximum is not finite. Inline: out of line (as it
+// was until 2026-12-06, for a lean loop in the rows that do not take it), it cost its callers
+// in ShortRows 1.07-1.14x on rows of 32-128 of both sparsemax and entmax-1.5, though only
+// entmax-1.5's longer rows call it: GCC 12 then also kept TinyRows<32> out of line
+// (inlining decisions; compare.sh, 6 processes, twice; an AMD EPYC Zen 5).
 template <class T>
 HWY_INLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double a, int k, T* max,
                                              T* out, double* lambda) {
-  // Rows of up to 8 vectors are read once (RowInRegisters); on x86 (at most 16 lanes) they are
-  // all at most kMaxPairBoundRow long, and take CollectAbovePairBound instead.
-  if constexpr (8 * hn::MaxLanes(hn::ScalableTag<T>()) > kMaxPairBoundRow) {
-    if (n <= 8 * hn::Lanes(hn::ScalableTag<T>())) {
-      alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];
-      RowInRegisters<8, T> registers;
-      hn::Vec<hn::ScalableTag<T>> second;  // not used
-      *max = hn::GetLane(registers.Load(row, n, &second));
-      if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-      registers.StoreLaneMaxima(lane_maxima);
-      return registers.Compress(LaneMaximaThreshold(lane_maxima, *max, a, k, lambda), out);
-    }
+  alignas(kMaxBytes) T lane_maxima[2 * kMaxBytes / sizeof(T)];  // 2 N of them, see MaxOf
+  const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
+  // The threshold of the collection, once *max and lane_maxima are known.
+  auto threshold = [&]() HWY_ATTR {
+    const T candidate_threshold = CandidateThreshold(*max, static_cast<T>(1 / a), -kInf<T>);
+    *lambda = LaneMaximaLowerBound(lane_maxima, candidate_threshold, [&]() HWY_ATTR {
+      return NewtonLowerBound(lane_maxima, 2 * N, *max, a, k, 0.0);
+    });
+    return *lambda > 0 ? BelowLowerBound(*max, *lambda, a) : candidate_threshold;
+  };
+  if (n <= 8 * N) {  // read once (RowInRegisters)
+    RowInRegisters<8, T> registers;
+    hn::Vec<hn::ScalableTag<T>> second;  // not used
+    *max = hn::GetLane(registers.Load(row, n, &second));
+    if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
+    registers.StoreLaneMaxima(lane_maxima);
+    return registers.Compress(threshold(), out);
   }
-  const T t = LaneBoundThreshold(row, n, a, k, max, lambda);
+  *max = MaxOf(row, n, lane_maxima);
   if (!(*max > -kInf<T> && *max < kInf<T>)) return 0;
-  return CollectSkipping(row, n, t, out);
+  return CollectSkipping(row, n, threshold(), out);
 }
 
 // Rows with many candidates (N(0,1) scores: entmax-1.5 rows of 64 have 24 on average within the
@@ -2263,28 +2231,6 @@ HWY_NOINLINE std::size_t NarrowCandidates(T* buffer, std::size_t count, T max, i
 }
 
 // ---- the fused short row ---------------------------------------------------------------------
-
-// The first phase of the collection of `rows` rows of n > 8 N entries (N = Lanes; row r at
-// x + r n) read by MaxOf: each row's maximum maxima[r], the threshold of its collection
-// thresholds[r] (entmax-1.5's rows longer than kMaxPairBoundRow LaneBoundThreshold's, the others
-// PairBoundThreshold's) and the lower bound lambdas[r] it proves, up to the first row whose
-// maximum is not finite. Returns that row's index, or rows. A group that finds its thresholds
-// before it collects any row (ShortRows) overlaps their chains (reductions, and for the lane
-// maxima's bound a Newton step with a square root and a division), which a row at a time waits
-// for before its collection: entmax-1.5's rows of 512 1.07x faster (compare.sh, an AMD EPYC Zen
-// 5, 2026-12-07). Out of line, so that ShortRows' other loops keep their inlining.
-template <class T>
-HWY_NOINLINE std::size_t CollectionThresholds(const T* x, std::size_t rows, std::size_t n, int k,
-                                              T* maxima, T* thresholds, double* lambdas) {
-  for (std::size_t r = 0; r < rows; ++r) {
-    thresholds[r] =
-        k == 2 && n > kMaxPairBoundRow
-            ? LaneBoundThreshold(x + r * n, n, ShortRowScale(k), k, &maxima[r], &lambdas[r])
-            : PairBoundThreshold(x + r * n, n, k, &maxima[r], &lambdas[r]);
-    if (!(maxima[r] > -kInf<T> && maxima[r] < kInf<T>)) return r;
-  }
-  return rows;
-}
 
 // The longest rows, and the most bytes of rows, that ShortRows takes in groups of lanes (half
 // of a 32 KiB L1). Measured: rows of 64 and 128 gain on AVX-512 and AVX2; rows of 512 lost up to
@@ -2646,7 +2592,6 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto grouped = [&](auto size, auto floats) HWY_ATTR -> std::size_t {
     constexpr std::size_t Size = decltype(size)::value, Narrow = 16, Narrowest = 8;
     constexpr bool Floats = decltype(floats)::value;
-    const bool two_phase = n > 8 * hn::Lanes(hn::ScalableTag<T>());
     constexpr std::size_t kLanes = kMaxBytes / sizeof(float);
     const std::size_t L = BlockRowsOf<T, Floats>();
     GroupBlock<Size, T, Floats> block;
@@ -2673,8 +2618,7 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       }
     };
     // Each group in three passes: its rows collected (up to the first whose maximum is not
-    // finite, the caller's; rows longer than 8 vectors after all their collections' thresholds,
-    // CollectionThresholds) and added to the block without a branch (a row with more than Size
+    // finite, the caller's) and added to the block without a branch (a row with more than Size
     // candidates fills its lane with its first Size, finite, whose threshold is not used), then
     // the rows with more narrowed and added again, then those still left solved on their own.
     // A Newton step of NarrowCandidates (reductions, a square root and a division that its
@@ -2693,24 +2637,14 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
         in_block[l] = counts[l] <= Size;
         most = std::max(most, in_block[l] ? counts[l] : 0);
       };
-      if (two_phase) {
-        T collection_thresholds[kLanes];
-        end = CollectionThresholds(x + r * n, L, n, k, row_maxima, collection_thresholds,
-                                   lower_bounds);
-        for (std::size_t l = 0; l < end; ++l) {
-          counts[l] = CollectSkipping(x + (r + l) * n, n, collection_thresholds[l], block.Slot(l));
-          add(l);
+      for (std::size_t l = 0; l < L; ++l) {
+        counts[l] = collect(r + l, &row_maxima[l], block.Slot(l));
+        lower_bounds[l] = lower;
+        if (counts[l] == 0) {
+          end = l;
+          break;
         }
-      } else {
-        for (std::size_t l = 0; l < L; ++l) {
-          counts[l] = collect(r + l, &row_maxima[l], block.Slot(l));
-          lower_bounds[l] = lower;
-          if (counts[l] == 0) {
-            end = l;
-            break;
-          }
-          add(l);
-        }
+        add(l);
       }
       for (std::size_t l = 0; l < end; ++l) {
         if (in_block[l]) continue;
