@@ -989,9 +989,10 @@ HWY_INLINE void ReadFromMemory(const void* stored) {
 // unrolled, so that the sums stay in registers (CenteredRowGroup<K, 1> keeps them on the stack
 // and adds each to a zero). AVX-512, 65536 rows of 16 floats, an AMD EPYC Zen 5 (2026-12-05):
 // 1.15x (softmax, sparsemax), 1.3x (entmax-1.5) and 1.08x (alpha = 1.75) faster. Each row's q is
-// broadcast from memory (ReadFromMemory): 1.35x (softmax), 1.10x (sparsemax), 1.11x (entmax-1.5)
-// and 1.02x (alpha = 1.75) faster than GCC's permutations of the vector of q (the same machine,
-// compare.sh, 2026-12-07).
+// broadcast from memory (ReadFromMemory): 1.20-1.38x (softmax), 1.02-1.30x (sparsemax, by the
+// machine's phase), 1.09-1.11x (entmax-1.5) and 1.02x (alpha = 1.75) faster than GCC's
+// permutations of the vector of q (the same machine, compare.sh and stack-layout sweeps,
+// 2026-12-07).
 template <WeightKind K, class D, class T = hn::TFromD<D>>
 HWY_INLINE void VectorRowGroup(D d, const T* p, const T* g, T* dx, hn::Vec<D> e) {
   using V = hn::Vec<D>;
