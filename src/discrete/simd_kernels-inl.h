@@ -984,54 +984,84 @@ HWY_INLINE void ReadFromMemory(const void* stored) {
 #endif
 }
 
-// CenteredRowGroup of a whole group, N rows of N entries (one vector each): every row's sums
-// are its one vector's products, with no accumulator to add to, and the loops over the rows
-// unrolled, so that the sums stay in registers (CenteredRowGroup<K, 1> keeps them on the stack
-// and adds each to a zero). AVX-512, 65536 rows of 16 floats, an AMD EPYC Zen 5 (2026-12-05):
-// 1.15x (softmax, sparsemax), 1.3x (entmax-1.5) and 1.08x (alpha = 1.75) faster. Each row's q is
-// broadcast from memory (ReadFromMemory): 1.20-1.38x (softmax), 1.02-1.30x (sparsemax, by the
-// machine's phase), 1.09-1.11x (entmax-1.5) and 1.02x (alpha = 1.75) faster than GCC's
-// permutations of the vector of q (the same machine, compare.sh and stack-layout sweeps,
-// 2026-12-07).
-template <WeightKind K, class D, class T = hn::TFromD<D>>
+// CenteredRowGroup of kRows = N or N / 2 rows of kVectors N entries (kVectors = 1 or 2, N >= 2):
+// every row's sums are the sums of its vectors' products, with no accumulator to add to, and the
+// loops over the rows unrolled, so that the sums stay in registers (CenteredRowGroup keeps them
+// on the stack, indexed by a row the loop does not unroll, and adds each to a zero).
+//  - Rows of one vector, N at a time: one SumsOfLanes for each sum. AVX-512, 65536 rows of 16
+//    floats, an AMD EPYC Zen 5 (2026-12-05): 1.15x (softmax, sparsemax), 1.3x (entmax-1.5) and
+//    1.08x (alpha = 1.75) faster than CenteredRowGroup.
+//  - Rows of two vectors, N / 2 at a time: their two sums fill N vectors, which one SumsOfLanes
+//    reduces (lane r: row r's sum s g, lane N / 2 + r: its sum s). N rows' 2 N sums spilled.
+//    32768 rows of 32 floats (compare.sh, two runs, 2026-12-07): 1.20-1.21x (softmax),
+//    1.18-1.40x (sparsemax), 1.32-1.36x (entmax-1.5), 1.09-1.15x (alpha = 1.75) faster; in the
+//    L2 (2048 rows) 1.0-1.2x. Rows of four vectors lost so (0.82-0.95x) and stay with
+//    CenteredRowGroup.
+// Each row's q is broadcast from memory (ReadFromMemory): kept in a register, GCC 12 made each
+// broadcast a permutation, on the shuffle ports that the reductions load too (rows of 16:
+// 1.20-1.38x (softmax), 1.02-1.30x (sparsemax, by the machine's phase), 1.09-1.11x
+// (entmax-1.5), 1.02x (alpha = 1.75) faster; compare.sh and stack-layout sweeps, 2026-12-07).
+#if HWY_TARGET != HWY_SCALAR  // (N = 1: no halves)
+template <WeightKind K, std::size_t kVectors, std::size_t kRows, class D, class T = hn::TFromD<D>>
 HWY_INLINE void VectorRowGroup(D d, const T* p, const T* g, T* dx, hn::Vec<D> e) {
   using V = hn::Vec<D>;
-  constexpr std::size_t kLanes = hn::MaxLanes(D());
+  constexpr std::size_t kLanes = hn::MaxLanes(D()), n = kVectors * kLanes;
+  static_assert((kVectors == 1 || kVectors == 2) && (kRows == kLanes || 2 * kRows == kLanes));
   constexpr bool kCounted = kCountedWeight<K>;
   const V zero = hn::Zero(d), one = hn::Set(d, T(1));
   constexpr bool kKeep = kCostlyWeight<K>;
-  alignas(kMaxBytes) T kept[kKeep ? kLanes * kLanes : 1];
-  V sg[kLanes], s[kLanes];
-#pragma GCC unroll 16
-  for (std::size_t r = 0; r < kLanes; ++r) {
-    const V pv = hn::LoadU(d, p + r * kLanes), gv = hn::LoadU(d, g + r * kLanes);
+  alignas(kMaxBytes) T kept[kKeep ? kRows * n : 1];
+  // Vector j of row r added to the row's sums sg and s, as CenteredRowGroup adds them (a
+  // product fused into the sum after the first), so that a row's sums do not depend on its path.
+  auto add = [&](std::size_t r, std::size_t j, V& sg, V& s) HWY_ATTR {
+    const std::size_t at = r * n + j * kLanes;
+    const V pv = hn::LoadU(d, p + at), gv = hn::LoadU(d, g + at);
     if constexpr (kCounted) {
       const auto m = WeightMask<K>(d, pv);
-      sg[r] = hn::IfThenElseZero(m, gv);
-      s[r] = hn::IfThenElseZero(m, one);
+      sg = j == 0 ? hn::IfThenElseZero(m, gv) : hn::Add(sg, hn::IfThenElseZero(m, gv));
+      s = j == 0 ? hn::IfThenElseZero(m, one) : hn::Add(s, hn::IfThenElseZero(m, one));
     } else {
       const V sv = Weight<K>(d, pv, e);
-      if constexpr (kKeep) hn::Store(sv, d, kept + r * kLanes);
-      sg[r] = hn::Mul(sv, MaskedGradient<K>(d, sv, gv));
-      s[r] = sv;
+      if constexpr (kKeep) hn::Store(sv, d, kept + at);
+      const V masked = MaskedGradient<K>(d, sv, gv);
+      sg = j == 0 ? hn::Mul(sv, masked) : hn::MulAdd(sv, masked, sg);
+      s = j == 0 ? sv : hn::Add(s, sv);
     }
+  };
+  V sums[2 * kRows];  // sums[r]: row r's sum s g, sums[kRows + r]: its sum s
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < kRows; ++r) {
+    add(r, 0, sums[r], sums[kRows + r]);
+    if constexpr (kVectors == 2) add(r, 1, sums[r], sums[kRows + r]);
   }
-  const V sum_sg = SumsOfLanes(d, sg), sum_s = SumsOfLanes(d, s);
+  V sum_sg, sum_s;
+  if constexpr (kRows == kLanes) {
+    sum_sg = SumsOfLanes(d, sums);
+    sum_s = SumsOfLanes(d, sums + kRows);
+  } else {
+    sum_sg = SumsOfLanes(d, sums);
+    sum_s = hn::ConcatUpperUpper(d, sum_sg, sum_sg);  // lane r < N / 2: row r's sum s
+  }
   alignas(kMaxBytes) T q[kLanes];
   hn::Store(hn::IfThenElseZero(hn::Gt(sum_s, zero), hn::Div(sum_sg, sum_s)), d, q);
   ReadFromMemory(q);
-#pragma GCC unroll 16
-  for (std::size_t r = 0; r < kLanes; ++r) {
-    const V qr = hn::Set(d, q[r]);
-    const V pv = hn::LoadU(d, p + r * kLanes), gv = hn::LoadU(d, g + r * kLanes);
+  auto center = [&](std::size_t at, V qr) HWY_ATTR {
+    const V pv = hn::LoadU(d, p + at), gv = hn::LoadU(d, g + at);
     if constexpr (kCounted) {
-      hn::StoreU(hn::IfThenElseZero(WeightMask<K>(d, pv), hn::Sub(gv, qr)), d, dx + r * kLanes);
+      hn::StoreU(hn::IfThenElseZero(WeightMask<K>(d, pv), hn::Sub(gv, qr)), d, dx + at);
     } else {
-      const V sv = kKeep ? hn::Load(d, kept + r * kLanes) : Weight<K>(d, pv, e);
-      hn::StoreU(CenteredGradient<K>(d, sv, gv, qr), d, dx + r * kLanes);
+      const V sv = kKeep ? hn::Load(d, kept + at) : Weight<K>(d, pv, e);
+      hn::StoreU(CenteredGradient<K>(d, sv, gv, qr), d, dx + at);
     }
+  };
+#pragma GCC unroll 16
+  for (std::size_t r = 0; r < kRows; ++r) {
+    const V qr = hn::Set(d, q[r]);
+    center(r * n, qr);
+    if constexpr (kVectors == 2) center(r * n + kLanes, qr);
   }
 }
+#endif  // HWY_TARGET != HWY_SCALAR
 
 // Longer rows skip the vectors of p that are all zero while the rows before had at least this
 // share of them (see CenteredLongRows), for vectors of `lanes` lanes: skipping gains a vector's
@@ -1048,16 +1078,32 @@ template <WeightKind K, class D, class T = hn::TFromD<D>>
 HWY_INLINE void CenteredRowGroups(D d, const T* p, const T* g, T* dx, std::size_t rows,
                                   std::size_t n, hn::Vec<D> e) {
   const std::size_t N = hn::Lanes(d);
-  auto groups = [&](auto vectors) HWY_ATTR {
+  auto groups = [&](auto vectors) HWY_ATTR __attribute__((always_inline)) {
     for (std::size_t first = 0; first < rows; first += N) {
       const std::size_t at = first * n;
       CenteredRowGroup<K, decltype(vectors)::value>(d, p + at, g + at, dx + at, std::min(N, rows - first), n, e);
     }
   };
-  if (n == N && N == hn::MaxLanes(d)) {
+  // Rows of one or two whole vectors by VectorRowGroup (N or N / 2 at a time), the last rows
+  // by CenteredRowGroup. Inlined (both lambdas): out of line, GCC's choices cost rows of 16 and
+  // 64 5-15%.
+  constexpr std::size_t kLanes = hn::MaxLanes(D());
+  auto vector_groups = [&](auto vectors) HWY_ATTR __attribute__((always_inline)) {
+    constexpr std::size_t kVectors = decltype(vectors)::value;
     std::size_t first = 0;
-    for (; first + N <= rows; first += N) VectorRowGroup<K>(d, p + first * n, g + first * n, dx + first * n, e);
-    if (first < rows) CenteredRowGroup<K, 1>(d, p + first * n, g + first * n, dx + first * n, rows - first, n, e);
+#if HWY_TARGET != HWY_SCALAR
+    constexpr std::size_t kRows = kVectors == 1 ? kLanes : kLanes / 2;
+    for (; first + kRows <= rows; first += kRows)
+      VectorRowGroup<K, kVectors, kRows>(d, p + first * n, g + first * n, dx + first * n, e);
+#endif
+    if (first < rows)
+      CenteredRowGroup<K, kVectors>(d, p + first * n, g + first * n, dx + first * n, rows - first,
+                                    n, e);
+  };
+  if (N == kLanes && N >= 2 && n == N) {
+    vector_groups(std::integral_constant<std::size_t, 1>());
+  } else if (N == kLanes && N >= 2 && n == 2 * N) {
+    vector_groups(std::integral_constant<std::size_t, 2>());
   } else if (n == N) {
     groups(std::integral_constant<std::size_t, 1>());
   } else if (n == 2 * N) {
