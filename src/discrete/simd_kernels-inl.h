@@ -992,11 +992,11 @@ HWY_INLINE void ReadFromMemory(const void* stored) {
 //    floats, an AMD EPYC Zen 5 (2026-12-05): 1.15x (softmax, sparsemax), 1.3x (entmax-1.5) and
 //    1.08x (alpha = 1.75) faster than CenteredRowGroup.
 //  - Rows of two vectors, N / 2 at a time: their two sums fill N vectors, which one SumsOfLanes
-//    reduces (lane r: row r's sum s g, lane N / 2 + r: its sum s). N rows' 2 N sums spilled.
-//    32768 rows of 32 floats (compare.sh, two runs, 2026-12-07): 1.20-1.21x (softmax),
-//    1.18-1.40x (sparsemax), 1.32-1.36x (entmax-1.5), 1.09-1.15x (alpha = 1.75) faster; in the
-//    L2 (2048 rows) 1.0-1.2x. Rows of four vectors lost so (0.82-0.95x) and stay with
-//    CenteredRowGroup.
+//    reduces (lane r: row r's sum s g, lane N / 2 + r: its sum s). 32768 rows of 32 floats
+//    (compare.sh, two runs, 2026-12-07): 1.20-1.21x (softmax), 1.18-1.40x (sparsemax),
+//    1.32-1.36x (entmax-1.5), 1.09-1.15x (alpha = 1.75) faster; in the L2 (2048 rows)
+//    1.0-1.2x. N rows at a time, their 2 N sums spilled from AVX-512's 32 registers (0.6-0.94x);
+//    rows of four vectors lost in half groups too (0.82-0.95x) and stay with CenteredRowGroup.
 // Each row's q is broadcast from memory (ReadFromMemory): kept in a register, GCC 12 made each
 // broadcast a permutation, on the shuffle ports that the reductions load too (rows of 16:
 // 1.20-1.38x (softmax), 1.02-1.30x (sparsemax, by the machine's phase), 1.09-1.11x
