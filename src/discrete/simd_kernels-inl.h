@@ -912,7 +912,7 @@ constexpr std::size_t kBranchFreeRow = 256;
 // floats rounded once in double and again to float is the correctly rounded one). kVectors > 0:
 // n = kVectors N, the loops unrolled (rows of 1, 2 or 4 vectors: a loop over so few vectors,
 // with its tail test, cost as much as their arithmetic; AVX2, rows of 16 floats, 1.1-1.6x; rows
-// of 8 vectors: AVX-512, 4096 rows of 128 floats, an AMD EPYC Zen 5, 2026-12-07, 1.05-1.07x
+// of 8 vectors: AVX-512, 4096 rows of 128 floats, an AMD EPYC Zen 5, 2026-12-07, 1.03-1.07x
 // (sparsemax, entmax-1.5) and 1.01-1.05x (softmax) faster).
 template <WeightKind K, std::size_t kVectors, class D, class T = hn::TFromD<D>>
 HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t rows,
