@@ -1036,12 +1036,11 @@ HWY_INLINE void VectorRowGroup(D d, const T* p, const T* g, T* dx, hn::Vec<D> e)
     add(r, 0, sums[r], sums[kRows + r]);
     if constexpr (kVectors == 2) add(r, 1, sums[r], sums[kRows + r]);
   }
-  V sum_sg, sum_s;
+  const V sum_sg = SumsOfLanes(d, sums);
+  V sum_s;
   if constexpr (kRows == kLanes) {
-    sum_sg = SumsOfLanes(d, sums);
     sum_s = SumsOfLanes(d, sums + kRows);
   } else {
-    sum_sg = SumsOfLanes(d, sums);
     sum_s = hn::ConcatUpperUpper(d, sum_sg, sum_sg);  // lane r < N / 2: row r's sum s
   }
   alignas(kMaxBytes) T q[kLanes];
@@ -1102,9 +1101,10 @@ HWY_INLINE void CenteredRowGroups(D d, const T* p, const T* g, T* dx, std::size_
       CenteredRowGroup<K, kVectors>(d, p + first * n, g + first * n, dx + first * n, rows - first,
                                     n, e);
   };
-  if (N == kLanes && N >= 2 && n == N) {
+  const bool whole_vectors = N == kLanes && N >= 2;  // VectorRowGroup's vectors
+  if (whole_vectors && n == N) {
     vector_groups(std::integral_constant<std::size_t, 1>());
-  } else if (N == kLanes && N >= 2 && n == 2 * N) {
+  } else if (whole_vectors && n == 2 * N) {
     vector_groups(std::integral_constant<std::size_t, 2>());
   } else if (n == N) {
     groups(std::integral_constant<std::size_t, 1>());
