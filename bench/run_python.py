@@ -38,6 +38,7 @@ torch.ops) and an empty Python function call.
 import argparse
 import ctypes
 import datetime
+import json
 import math
 import os
 import platform
@@ -383,6 +384,9 @@ def machine_info():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--markdown", metavar="FILE", help="also write the Markdown report here")
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write the medians here: a list of {threads, shape, op, pass, "
+                         "seconds} (bench/run_issue15.py reads it)")
     ap.add_argument("--reps", type=int, default=7, help="repetitions per measurement (default 7)")
     ap.add_argument("--reps-slow", type=int, default=3,
                     help="repetitions for the slow PyTorch references when a repetition takes "
@@ -569,6 +573,11 @@ def main():
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(text + "\n")
+    if args.json:
+        rows = [{"threads": t, "shape": shape_label(s), "op": name, "pass": mode, "seconds": m["median"]}
+                for (t, s), by_case in results.items() for (name, mode), m in by_case.items()]
+        with open(args.json, "w") as f:
+            json.dump({"run": start.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": info, "medians": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
