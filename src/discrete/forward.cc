@@ -44,14 +44,6 @@ constexpr std::size_t kInitialCapacity = 256;
 // (measured faster from 32k entries on).
 constexpr std::size_t kCachedRow = 4096;
 
-// max - gap, or the float just below max when the gap is lost to rounding: entries strictly
-// above it include every entry of the support.
-template <class T>
-T below(T max, T gap) {
-  const T t = max - gap;
-  return t < max ? t : std::nextafter(max, -kInf<T>);
-}
-
 // The maximum of a row and the threshold of its power map, p_i = [1 + a (y_i - lambda)]_+^k,
 // y = x - max (normalised by Z for normmax); or a row without a distribution (max = -inf: all
 // entries masked; not_finite: a NaN or +inf entry).
@@ -82,7 +74,8 @@ template <class T>
 PowerThreshold collected_threshold(const T* x, std::size_t n, T max, double a, double k,
                                    RowScratch<T>& scratch) {
   T* buffer = collect_buffer(n, scratch);
-  const std::size_t count = Kernels<T>::collect(x, n, below(max, static_cast<T>(1 / a)), buffer);
+  const std::size_t count =
+      Kernels<T>::collect(x, n, candidate_threshold(max, 1 / a, -kInf<T>), buffer);
   load_shifted(buffer, count, max, scratch.y);
   return solve_power_threshold(scratch.y, a, k, n);
 }
@@ -100,7 +93,7 @@ PowerSolution<T> scanned_threshold(const T* x, std::size_t n, T max_seed, double
   simd::CandidateScan<T> scan{.x = x,
                               .length = n,
                               .running_max = max_seed,
-                              .gap = static_cast<T>(gap),
+                              .gap = gap,
                               .floor = -kInf<T>,
                               .buffer = scratch.buffer.data(),
                               .capacity = kInitialCapacity};

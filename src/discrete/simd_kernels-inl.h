@@ -88,14 +88,8 @@ HWY_INLINE void StorePartial(D d, V v, T* out, std::size_t lanes) {
 
 // ---- candidate scan --------------------------------------------------------------------------
 
-// Entries strictly above this are candidates: max - gap, but never max itself (when the gap is
-// below the spacing of floats near max, max - gap rounds to max).
-template <class T>
-T CandidateThreshold(T max, T gap, T floor) {
-  T t = max - gap;
-  if (t >= max && max != -kInf<T>) t = std::nextafter(max, -kInf<T>);
-  return std::max(t, floor);
-}
+// Entries strictly above this are candidates (threshold.h).
+using sparcon::detail::candidate_threshold;
 
 // Appends the lanes of v where keep is true to out[count, ...) and returns the new count; a
 // whole vector is stored (room for Lanes past count). Compress into a register and store the
@@ -115,7 +109,7 @@ void Scan(CandidateScan<T>& s) {
   const std::size_t N = hn::Lanes(d);
 
   T running_max = s.running_max;
-  V threshold = hn::Set(d, CandidateThreshold(running_max, s.gap, s.floor));
+  V threshold = hn::Set(d, candidate_threshold(running_max, s.gap, s.floor));
 
   // The rare path: v has a lane above the threshold (or a NaN, which fails every `<=`).
   // Returns false when the row holds a NaN or +inf.
@@ -126,7 +120,7 @@ void Scan(CandidateScan<T>& s) {
       const T vmax = hn::GetLane(hn::MaxOfLanes(d, v));
       if (vmax == kInf<T>) return false;
       running_max = vmax;
-      threshold = hn::Set(d, CandidateThreshold(running_max, s.gap, s.floor));
+      threshold = hn::Set(d, candidate_threshold(running_max, s.gap, s.floor));
     }
     // The scan stops while fewer than N entries of the buffer are free.
     s.count = AppendKept(d, v, hn::Gt(v, threshold), s.buffer, s.count);
@@ -2230,14 +2224,14 @@ constexpr std::size_t kMaxPairBoundRow = 128;
 // reductions, a square root and a division that the collection waits for, and cost more than it
 // saved on rows of few candidates (4 N(0,1) scores: 0.64-0.77x) and on rows of 64 (0.81x; AVX2,
 // an AMD EPYC Zen 3, 2026-12-03; rows of 128 and 512 of N(0,1) 1.1x and 1.3x faster).
-// candidate_threshold: max - 1/a as CandidateThreshold rounds it.
+// candidate: the row's candidate_threshold.
 template <class T, class Bound>
-HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T candidate_threshold, Bound&& bound) {
+HWY_INLINE double LaneMaximaLowerBound(const T* lane_maxima, T candidate, Bound&& bound) {
   const hn::ScalableTag<T> d;
   const std::size_t N = hn::Lanes(d);
-  const auto candidate = hn::Set(d, candidate_threshold);
-  const std::size_t near = hn::CountTrue(d, hn::Gt(hn::Load(d, lane_maxima), candidate)) +
-                           hn::CountTrue(d, hn::Gt(hn::Load(d, lane_maxima + N), candidate));
+  const auto above = hn::Set(d, candidate);
+  const std::size_t near = hn::CountTrue(d, hn::Gt(hn::Load(d, lane_maxima), above)) +
+                           hn::CountTrue(d, hn::Gt(hn::Load(d, lane_maxima + N), above));
   return 4 * near >= 3 * 2 * N ? bound() : 0.0;
 }
 
@@ -2255,11 +2249,11 @@ HWY_INLINE std::size_t CollectAboveLaneBound(const T* row, std::size_t n, double
   const std::size_t N = hn::Lanes(hn::ScalableTag<T>());
   // The threshold of the collection, once *max and lane_maxima are known.
   auto threshold = [&]() HWY_ATTR {
-    const T candidate_threshold = CandidateThreshold(*max, static_cast<T>(1 / a), -kInf<T>);
-    *lambda = LaneMaximaLowerBound(lane_maxima, candidate_threshold, [&]() HWY_ATTR {
+    const T candidate = candidate_threshold(*max, 1 / a, -kInf<T>);
+    *lambda = LaneMaximaLowerBound(lane_maxima, candidate, [&]() HWY_ATTR {
       return NewtonLowerBound(lane_maxima, 2 * N, *max, a, k, 0.0);
     });
-    return *lambda > 0 ? BelowLowerBound(*max, *lambda, a) : candidate_threshold;
+    return *lambda > 0 ? BelowLowerBound(*max, *lambda, a) : candidate;
   };
   if (n <= 8 * N) {  // read once (RowInRegisters)
     RowInRegisters<8, T> registers;
@@ -3328,7 +3322,7 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // rows of 512 with alpha = 1.25, near 420 candidates, stay in L1: twice as many rows a group
   // spilled them and cost 10%).
   const std::size_t L = hn::Lanes(d), G = general ? hn::Lanes(df) : L;
-  const T gap = static_cast<T>(1 / a);
+  const double gap = 1 / a;
   const auto zero = hn::Zero(d), one = hn::Set(d, 1.0);
   const auto none = hn::Lt(one, zero);
   // Candidate j of the group's row l at [j G + l], in double and (general powers) in float.
@@ -3367,18 +3361,19 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     lower[l] = 0;
     if (lane_bound && k > 1) {
       const std::size_t m = 2 * hn::Lanes(hn::ScalableTag<T>());  // MaxOf's lane maxima
-      lower[l] = LaneMaximaLowerBound(lane_maxima, CandidateThreshold(max, gap, -kInf<T>), [&]() HWY_ATTR {
-        return k == 3   ? PowerLowerBound<3>(lane_maxima, m, max, a, k)
-               : k == 4 ? PowerLowerBound<4>(lane_maxima, m, max, a, k)
-                        : PowerLowerBound<kPowerGeneral>(lane_maxima, m, max, a, k);
-      });
+      lower[l] = LaneMaximaLowerBound(
+          lane_maxima, candidate_threshold(max, gap, -kInf<T>), [&]() HWY_ATTR {
+            return k == 3   ? PowerLowerBound<3>(lane_maxima, m, max, a, k)
+                   : k == 4 ? PowerLowerBound<4>(lane_maxima, m, max, a, k)
+                            : PowerLowerBound<kPowerGeneral>(lane_maxima, m, max, a, k);
+          });
     }
     return true;
   };
   // Row l's candidates into its column, above its bound's threshold.
   auto collect_row = [&](std::size_t first, std::size_t l) HWY_ATTR __attribute__((always_inline)) {
     thresholds[l] = lower[l] > 0 ? BelowLowerBound(maxima[l], lower[l], a)
-                                 : CandidateThreshold(maxima[l], gap, -kInf<T>);
+                                 : candidate_threshold(maxima[l], gap, -kInf<T>);
     counts[l] =
         CollectSkipping(x + (first + l) * n, n, thresholds[l], collected + l * kMaxPowerRow);
   };

@@ -23,7 +23,7 @@ struct CandidateScan {
   std::size_t length = 0;
   std::size_t position = 0;  ///< next entry to read; the scan returns at `length` or when full
   T running_max;             ///< max of x[0, position), -inf at the start
-  T gap;
+  double gap;  ///< 1/a: the candidates lie above candidate_threshold(running_max, gap, floor)
   T floor;
   T* buffer = nullptr;        ///< candidate values, in row order
   std::size_t count = 0;      ///< candidates in buffer

@@ -32,6 +32,25 @@ T round_down(double v) {
   return std::bit_cast<T>(static_cast<Bits>(bits + (toward_minus_inf & above)));
 }
 
+/// The candidate threshold of a row of a sparse power map with maximum `max`: entries strictly
+/// above it include every entry of the support, those at or below it have p = 0. An entry y of
+/// the support has y > lambda - 1/a >= -1/a relative to the maximum (lambda >= 0), so it is the
+/// largest T at or below max - 1/a, less a margin of 4 eps (|max| + gap) that covers the rounding
+/// of gap = 1/a (in double) and of the subtraction; never max itself (when the gap is lost to the
+/// spacing of T near max), and never below `floor` (a lower bound of the threshold found so far).
+/// Rounded to nearest in T instead, max - 1/a could land above the true edge, on an entry of the
+/// support: with alpha = 1.4, float rows [3e7, 29999998] have max - 2.5 = 29999997.5, which rounds
+/// to 29999998, and that entry (p = 0.016) was no candidate (BENCHMARKS.md Part 39).
+template <class T>
+T candidate_threshold(T max, double gap, T floor) {
+  const double below = static_cast<double>(max) - gap;
+  T t = round_down<T>(below - 4 * std::numeric_limits<double>::epsilon() *
+                                  (std::abs(static_cast<double>(max)) + gap));
+  if (t >= max && max != -std::numeric_limits<T>::infinity())
+    t = std::nextafter(max, -std::numeric_limits<T>::infinity());
+  return t < floor ? floor : t;
+}
+
 /// Threshold of a row in shifted form. For the power maps (entmax, normmax), with
 /// y_i = x_i - max x:   p_i proportional to [1 + a (y_i - lambda)]_+^k = [a y_i + offset]_+^k,
 /// offset = 1 - a lambda. Entmax has a = alpha - 1, k = 1/a, and its unshifted tau of

@@ -237,6 +237,45 @@ TEST(ForwardMatchesReferenceFloat, EntriesBesideTheCandidateThreshold) {
   }
 }
 
+/// Rows with an entry just above the support's outer edge max - 1/(alpha - 1), on the float that
+/// max - 1/a rounds to when it rounds upward (1/a not a power of two): that entry is in the
+/// support, and before candidate_threshold (threshold.h) rounded down it was no candidate: float
+/// rows [3e7, 29999998] with alpha = 1.4 came out [1, 0] (want [0.98355, 0.016447]), and
+/// [-1000000.6875, -999999.375] with alpha = 1.75 summed to 1.0039 (the write, whose bound rounds
+/// down, gave the entry a p the solve had left out). Found by an audit against a 50-digit
+/// reference, 2026-12-07. Every path that collects candidates: Kernels::power_rows (rows of up
+/// to kMaxPowerRow, in groups of rows and the group's last rows alone), the collection of the
+/// row-at-a-time solver (longer rows) and its scan (rows longer than 4096); every entry
+/// correctly rounded, the tiny ones too.
+TEST(ForwardMatchesReferenceFloat, EntriesOnTheRoundedCandidateThreshold) {
+  using LD = long double;
+  for (const float alpha : {1.2F, 1.4F, 1.75F}) {
+    const double a = static_cast<double>(alpha) - 1;
+    const float gap = static_cast<float>(1 / a);  // as the threshold was taken before
+    for (const float start : {3.3F, -999999.375F, 3e7F}) {
+      // The first maximum from `start` on whose max - gap rounds to a float above the true edge.
+      float max = start;
+      while (!(static_cast<LD>(max - gap) > static_cast<LD>(max) - 1 / static_cast<LD>(a)))
+        max = std::nextafter(max, std::numeric_limits<float>::infinity());
+      const float edge_entry = max - gap;
+      for (const std::size_t n : {2, 16, 100, 600, 5000}) {
+        const sparcon::Rows rows{n <= 100 ? std::size_t{19} : std::size_t{3}, n};
+        std::vector<float> x(rows.count * n);
+        for (std::size_t r = 0; r < rows.count; ++r) {
+          for (std::size_t i = 0; i < n; ++i)  // the rest far outside the support
+            x[r * n + i] = max - 4 * gap - static_cast<float>(i % 7) * gap;
+          x[r * n + (r % n)] = max;
+          x[r * n + (r + 1) % n] = edge_entry;
+        }
+        std::vector<float> p(x.size());
+        sparcon::entmax<float>(x, p, rows, alpha);
+        ASSERT_TRUE(correctly_rounded(x, p, rows, alpha, ref::entmax, true))
+            << "max " << max << ", entry " << edge_entry << ", rows of " << n;
+      }
+    }
+  }
+}
+
 /// Rows of a general power (k = 1/(alpha - 1) not an integer) longer than 64, which
 /// Kernels::power_rows compacts before its double steps, with those steps started above the
 /// root (the test shift of simd_kernels.h): each row whose threshold is not 0 is solved again
