@@ -1866,6 +1866,33 @@ HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t 
   return SolveTinyColumns<Size>(d, y, k, maxima, offsets);
 }
 
+// The offset of one row of sparsemax (k = 1) or entmax-1.5 (k = 2) from its count <= 32
+// candidates (every entry of its support among them, the maximum too) by the arithmetic of a
+// group's lanes: sorted, then StoreSortedThresholds on a vector whose lanes all hold the row. A
+// row alone, among a batch's last rows or left by its group (ShortRows' row_done) so gets the
+// bits a full group gives it: the sort is exact, the prefix scan sees the same leading entries
+// (the candidates are a row's largest), and entries past the support change nothing, however many
+// (a pairwise criterion here before 2026-12-07 put one or two ulps between a double row alone and
+// in a batch, for 9-27 of 64 rows of entmax-1.5: the thread count changed the bits).
+template <class T>
+HWY_NOINLINE double SortedRowOffset(const T* candidates, std::size_t count, int k) {
+  const hn::ScalableTag<double> d;
+  alignas(kMaxBytes) double sorted[kPairwiseQuadratic];
+  for (std::size_t i = 0; i < count; ++i) sorted[i] = static_cast<double>(candidates[i]);
+  std::sort(sorted, sorted + count, [](double u, double v) { return u > v; });
+  alignas(kMaxBytes) double maxima[kMaxBytes / sizeof(double)], offsets[kMaxBytes / sizeof(double)];
+  auto solve = [&](auto size) HWY_ATTR {
+    constexpr std::size_t Size = decltype(size)::value;
+    hn::Vec<decltype(d)> y[Size];
+    for (std::size_t j = 0; j < Size; ++j) y[j] = hn::Set(d, j < count ? sorted[j] : -kInf<double>);
+    StoreSortedThresholds<Size, 1>(d, y, k, maxima, offsets);
+    return offsets[0];
+  };
+  if (count <= 8) return solve(std::integral_constant<std::size_t, 8>());
+  if (count <= 16) return solve(std::integral_constant<std::size_t, 16>());
+  return solve(std::integral_constant<std::size_t, 32>());
+}
+
 // One row's threshold for the write: the row's maximum and p = [a (x - max) + offset]_+^k, with
 // lambda = (1 - offset) / a for tau.
 template <class T>
@@ -2593,11 +2620,12 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
     return CollectAbovePairBound(row, n, k, max, out, &lower);
   };
   // The threshold from the count candidates at `candidates`; false beyond kMaxFusedCandidates.
-  auto solve = [&](const T* candidates, std::size_t count, T max, RowThreshold<T>* t) HWY_ATTR -> bool {
-    if (count <= pairwise) {
-      PaddedCandidates c;
-      PadShifted(candidates, count, max, c);
-      *t = RowThreshold<T>::FromOffset(max, k == 1 ? LinearOffsetOfPadded(c, a) : QuadraticOffsetOfPadded(c, a), k);
+  // Up to 32 of them by a group's arithmetic (SortedRowOffset), so that a row's bits do not
+  // depend on whether it was solved in a group.
+  auto solve = [&](const T* candidates, std::size_t count, T max, RowThreshold<T>* t)
+                   HWY_ATTR -> bool {
+    if (count <= kPairwiseQuadratic) {
+      *t = RowThreshold<T>::FromOffset(max, SortedRowOffset(candidates, count, k), k);
     } else if (count <= kMaxFusedCandidates) {
       ShiftedToDouble(candidates, count, max, y);
       if (k == 1) {
