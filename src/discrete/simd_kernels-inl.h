@@ -1874,23 +1874,18 @@ HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t 
 // (the candidates are a row's largest), and entries past the support change nothing, however many
 // (a pairwise criterion here before 2026-12-07 put one or two ulps between a double row alone and
 // in a batch, for 9-27 of 64 rows of entmax-1.5: the thread count changed the bits).
-template <class T>
-HWY_NOINLINE double SortedRowOffset(const T* candidates, std::size_t count, int k) {
+// One copy a target, for both row types and at one width (32: the scan stops past the support):
+// each inlined copy of the scan adds to this file's build, which under the sanitizers took over
+// 30 minutes on 2026-12-07 with six of them.
+HWY_NOINLINE double SortedRowOffset(double* candidates, std::size_t count, int k) {
   const hn::ScalableTag<double> d;
-  alignas(kMaxBytes) double sorted[kPairwiseQuadratic];
-  for (std::size_t i = 0; i < count; ++i) sorted[i] = static_cast<double>(candidates[i]);
-  std::sort(sorted, sorted + count, [](double u, double v) { return u > v; });
+  std::sort(candidates, candidates + count, [](double u, double v) { return u > v; });
+  hn::Vec<decltype(d)> y[kPairwiseQuadratic];
+  for (std::size_t j = 0; j < kPairwiseQuadratic; ++j)
+    y[j] = hn::Set(d, j < count ? candidates[j] : -kInf<double>);
   alignas(kMaxBytes) double maxima[kMaxBytes / sizeof(double)], offsets[kMaxBytes / sizeof(double)];
-  auto solve = [&](auto size) HWY_ATTR {
-    constexpr std::size_t Size = decltype(size)::value;
-    hn::Vec<decltype(d)> y[Size];
-    for (std::size_t j = 0; j < Size; ++j) y[j] = hn::Set(d, j < count ? sorted[j] : -kInf<double>);
-    StoreSortedThresholds<Size, 1>(d, y, k, maxima, offsets);
-    return offsets[0];
-  };
-  if (count <= 8) return solve(std::integral_constant<std::size_t, 8>());
-  if (count <= 16) return solve(std::integral_constant<std::size_t, 16>());
-  return solve(std::integral_constant<std::size_t, 32>());
+  StoreSortedThresholds<kPairwiseQuadratic, 1>(d, y, k, maxima, offsets);
+  return offsets[0];
 }
 
 // One row's threshold for the write: the row's maximum and p = [a (x - max) + offset]_+^k, with
@@ -2625,7 +2620,9 @@ std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   auto solve = [&](const T* candidates, std::size_t count, T max, RowThreshold<T>* t)
                    HWY_ATTR -> bool {
     if (count <= kPairwiseQuadratic) {
-      *t = RowThreshold<T>::FromOffset(max, SortedRowOffset(candidates, count, k), k);
+      alignas(kMaxBytes) double sorted[kPairwiseQuadratic];
+      for (std::size_t i = 0; i < count; ++i) sorted[i] = static_cast<double>(candidates[i]);
+      *t = RowThreshold<T>::FromOffset(max, SortedRowOffset(sorted, count, k), k);
     } else if (count <= kMaxFusedCandidates) {
       ShiftedToDouble(candidates, count, max, y);
       if (k == 1) {
