@@ -1874,9 +1874,8 @@ HWY_INLINE bool SolveTinyBlock(const TinyBlock<Capacity, T>& block, std::size_t 
 // (the candidates are a row's largest), and entries past the support change nothing, however many
 // (a pairwise criterion here before 2026-12-07 put one or two ulps between a double row alone and
 // in a batch, for 9-27 of 64 rows of entmax-1.5: the thread count changed the bits).
-// One copy a target, for both row types and at one width (32: the scan stops past the support):
-// each inlined copy of the scan adds to this file's build, which under the sanitizers took over
-// 30 minutes on 2026-12-07 with six of them.
+// One copy a target, for both row types and at one width (32: the scan stops past the support),
+// so that this rare path adds one inlined scan to the file, not six.
 HWY_NOINLINE double SortedRowOffset(double* candidates, std::size_t count, int k) {
   const hn::ScalableTag<double> d;
   std::sort(candidates, candidates + count, [](double u, double v) { return u > v; });
