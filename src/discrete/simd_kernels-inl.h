@@ -1584,26 +1584,6 @@ double QuadraticOffsetPairwise(const double* y, std::size_t n, double a) {
   return QuadraticOffsetOfPadded(c, a);
 }
 
-// buffer[0, count) - max in double, padded (count <= kMaxPairwise; the buffer is readable up to
-// the padded size plus a vector).
-template <class T>
-HWY_INLINE void PadShifted(const T* buffer, std::size_t count, T max, PaddedCandidates& out) {
-  const hn::ScalableTag<double> d;
-  const std::size_t N = hn::Lanes(d);
-  const auto shift = hn::Set(d, static_cast<double>(max)), minus_inf = hn::Set(d, -kInf<double>);
-  out.size = PaddedSize(count);
-  for (std::size_t i = 0; i < out.size; i += N) {
-    hn::Vec<decltype(d)> v;
-    if constexpr (std::is_same_v<T, float>) {
-      v = hn::PromoteTo(d, hn::LoadU(hn::Rebind<float, decltype(d)>(), buffer + i));
-    } else {
-      v = hn::LoadU(d, buffer + i);
-    }
-    const auto valid = hn::FirstN(d, i < count ? count - i : 0);
-    hn::Store(hn::IfThenElse(valid, hn::Sub(v, shift), minus_inf), d, out.y + i);
-  }
-}
-
 // Candidates of the Newton iteration of newton_threshold.h in a block on the stack, with the
 // sums and the drop of the solvers' kernels inlined (threshold.cc's sums_at_lambda for k = 2).
 struct BlockCandidates {
@@ -2591,8 +2571,8 @@ HWY_NOINLINE std::size_t NewtonLaneRows(const float* x, float* p, float* tau, st
 // Longer rows (up to kMaxGroupedRow) go in groups of lanes too, in L1: a group's rows with at
 // most Size candidates (16 for k = 1, 32 for k = 2) have them moved into one block
 // (GroupBlock), whose thresholds SolveTinyColumns finds at once; a row with more, or in a
-// longer row, takes the pairwise criterion (up to kPairwiseLinear / kPairwiseQuadratic
-// candidates) or the general solvers' steps on a block of its candidates on the stack
+// longer row, takes a group's arithmetic on its own (up to 32 candidates: SortedRowOffset)
+// or the general solvers' steps on a block of its candidates on the stack
 // (threshold.cc: Michelot's passes for k = 1, Newton with the closed form for k = 2).
 template <class T>
 std::size_t ShortRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n, int k, T* buffer) {

@@ -225,8 +225,8 @@ struct Kernels {
   static void shifted_to_double(const T* x, std::size_t n, T shift, double* y);
   /// Sparsemax (k = 1, a = 1) or entmax-1.5 (k = 2, a = 1/2) of `rows` rows of length
   /// n <= 4096 (row-major, in L1) in one call: per row the maximum, the entries above max - 1/a
-  /// collected into `buffer`, the threshold on them (pairwise up to kPairwiseLinear /
-  /// kPairwiseQuadratic candidates; up to kMaxFusedCandidates the general solvers' steps,
+  /// collected into `buffer`, the threshold on them (a group's sorted prefix scan up to
+  /// kPairwiseQuadratic candidates, for rows alone too; up to kMaxFusedCandidates the general solvers' steps,
   /// Michelot's passes for k = 1 and Newton with the closed form for k = 2, the same arithmetic
   /// as the threshold solvers) and the write. Rows of n <= kMaxTinyRow go a vector of rows at a time, one row per lane, each sorted by
   /// a network and its support found in sorted order; rows of up to 512 entries go in groups of
