@@ -18,6 +18,7 @@
 #include "discrete/forward_row.h"
 #include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
+#include "discrete/support_edge.h"
 #include "discrete/threshold.h"
 #include "parallel_rows.h"
 #include "sparcon/discrete.h"
@@ -204,7 +205,13 @@ void entmax_row(const T* x, T* p, std::size_t n, double alpha, RowScratch<T>& sc
                      .exact_a = a,
                      .exact_offset = s.threshold.offset,
                      .exact_k = k});
-  if (tau) *tau = entmax_tau(a, s.max, s.threshold.lambda);
+  double lambda = s.threshold.lambda;
+  // alpha > 2: a row with a candidate at the edge of the support solved again (support_edge.h).
+  if (k > 0 && k < 1 &&
+      near_support_edge(scratch.y.data(), scratch.y.size(), 1, a, s.threshold.offset,
+                        support_edge_window(k)))
+    lambda = (1 - refine_support_edge(x, p, n, s.max, a, k, s.threshold.offset)) / a;
+  if (tau) *tau = entmax_tau(a, s.max, lambda);
 }
 
 // alpha-normmax: p_i = [y_i - t]_+^(1/(alpha-1)) / Z with sum_i [y_i - t]_+^(alpha/(alpha-1)) = 1,

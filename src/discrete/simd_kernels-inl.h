@@ -27,6 +27,7 @@
 #include "discrete/least_kept_entry.h"
 #include "discrete/newton_threshold.h"
 #include "discrete/simd_kernels.h"
+#include "discrete/support_edge.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "pow-inl.h"
@@ -3336,6 +3337,8 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
   // whole-vector stores need a vector past the last row's end).
   alignas(kMaxBytes) T collected[kMaxG * kMaxPowerRow + kMaxBytes / sizeof(T)];
   alignas(kMaxBytes) double lambda[kMaxG], offset[kMaxG], shifts[kMaxG];
+  alignas(kMaxBytes) double edge[kMaxG] = {};  // k < 1: 1 where the row has a candidate at the edge
+  const double edge_window = k < 1 ? sparcon::detail::support_edge_window(k) : 0;
   alignas(kMaxBytes) float starts[kMaxG];
   // Float rows of a general power take p from the double steps' powers (WritePowerColumn), but
   // rows of up to kMaxUncompactedRow with k < 2, whose support is a few entries the general
@@ -3424,6 +3427,14 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
       if (k < 1) {
         hn::Store(k == 0.5 ? LaneOffsets<kPowerSqrt>(d, part, G, part_columns, a, k, n)
                            : LaneOffsets<kPowerGeneral>(d, part, G, part_columns, a, k, n), d, offset + h);
+        // The rows with a candidate within the window of the edge (support_edge.h), in lanes.
+        const auto c = hn::Load(d, offset + h), av = hn::Set(d, a);
+        const auto window = hn::Mul(c, hn::Set(d, edge_window));
+        auto near = none;
+        for (std::size_t j = 0; j < part_columns; ++j)  // y = -inf: |u| = inf
+          near =
+              hn::Or(near, hn::Lt(hn::Abs(hn::MulAdd(av, hn::Load(d, part + j * G), c)), window));
+        hn::Store(hn::IfThenElseZero(near, one), d, edge + h);
         for (std::size_t l = h; l < h + L; ++l) lambda[l] = (1 - offset[l]) / a;
         continue;
       }
@@ -3491,6 +3502,14 @@ std::size_t PowerRows(const T* x, T* p, T* tau, std::size_t rows, std::size_t n,
                .exact_offset = offset[l],
                .exact_k = k});
     }
+    // k < 1: rows with a candidate at the edge of the support solved again (support_edge.h).
+    if (k < 1)
+      for (std::size_t l = 0; l < group; ++l)
+        if (edge[l] != 0) {
+          offset[l] = sparcon::detail::refine_support_edge(x + (first + l) * n, p + (first + l) * n,
+                                                           n, maxima[l], a, k, offset[l]);
+          lambda[l] = (1 - offset[l]) / a;
+        }
     if (tau)
       for (std::size_t l = 0; l < group; ++l) tau[first + l] = sparcon::detail::entmax_tau(a, maxima[l], lambda[l]);
     if (group < std::min(G, rows - first)) return first + group;
