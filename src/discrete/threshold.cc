@@ -110,6 +110,13 @@ struct VectorCandidates {
 // of the base at the maximum: f(c) = sum [c + a y]_+^k - 1 is increasing. With many entries
 // near the maximum, c is tiny and 1 - a lambda would be lost to rounding; c itself keeps full
 // relative precision. Newton steps, bracketed by bisection on [n^(-1/k), 1].
+// The scan of a long row solves its candidates so far against its running maximum, which may
+// not be among them (not reached yet): then y < 0 everywhere, and a step can land where no base
+// is positive, f = -1 with a zero slope. That point is a lower end of the bracket like any other
+// (bisection follows); stopping there, as this did until 2026-12-07, returned a c far too small,
+// the scan's floor rose above entries of the support, and rows of more than 4096 entries with
+// many near the maximum came out wrong (a ramp x_i = i 2^-16 of 4097 at alpha = 2.25: sum(p) =
+// 11.7; found by an audit against mpmath).
 PowerThreshold offset_threshold(std::vector<double>& y, double a, double k, std::size_t n) {
   double lo = std::exp(-std::log(static_cast<double>(n)) / k), hi = 1;
   double c = hi;
@@ -118,8 +125,8 @@ PowerThreshold offset_threshold(std::vector<double>& y, double a, double k, std:
     const simd::PowerSums sums = sums_at_offset(y, a, k, c);
     const double f = sums.s - 1, slope = k * sums.slope;
     (f >= 0 ? hi : lo) = c;
-    if (f == 0 || slope == 0) break;
-    double next = c - f / slope;
+    if (f == 0) break;
+    double next = c - f / slope;  // +inf where the slope is 0 (f = -1): bisection
     if (!(next > lo && next < hi)) {
       // A step outside the bracket at the rounding level of c: either c is the root to
       // rounding, or an entry at the support boundary (f' huge there) stalls the steps long
