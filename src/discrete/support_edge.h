@@ -4,7 +4,7 @@
 // solvers find the offset c in double, within an ulp or two, and every u carries that rounding
 // (about 2^-53 c). Where u is large that is an ulp of p; near the edge of the support, where the
 // slope k u^(k-1) of the power is unbounded, it is not: an entry exactly on the edge got
-// p = (2^-52)^k, 1.5e-8 for alpha = 3 and 1.2e-4 for alpha = 5 where the exact p is 0, sum(p)
+// p = (2^-52)^k, 1.5e-8 for alpha = 3 and 1e-4 for alpha = 5 where the exact p is 0, sum(p)
 // was off by as much, and the backward's weights p^(2 - alpha) of that entry swamped the rest.
 //
 // A row with a candidate near the edge (support_edge_window) is solved again (docs/math.md,
