@@ -5,12 +5,18 @@
 
 namespace sparcon::detail {
 
+/// The rounding error of total = a + b (rounded), exactly: a + b = total + the result (Knuth's
+/// TwoSum, branch-free).
+inline double two_sum_error(double a, double b, double total) {
+  const double b_part = total - a;
+  return (a - (total - b_part)) + (b - b_part);
+}
+
 class CompensatedSum {
  public:
   CompensatedSum& operator+=(double v) {
     const double t = sum_ + v;
-    const double v_part = t - sum_;
-    compensation_ += (sum_ - (t - v_part)) + (v - v_part);  // the exact rounding error of t
+    compensation_ += two_sum_error(sum_, v, t);
     sum_ = t;
     return *this;
   }

@@ -20,10 +20,10 @@ struct Pair {
   double hi, lo;
 };
 
-// a + b exactly, as its rounding and the error of it (Knuth's TwoSum, as CompensatedSum's).
+// a + b exactly, as its rounding and the error of it.
 Pair two_sum(double a, double b) {
-  const double s = a + b, b_part = s - a;
-  return {s, (a - (s - b_part)) + (b - b_part)};
+  const double s = a + b;
+  return {s, two_sum_error(a, b, s)};
 }
 
 // a (x - pivot): the difference exact by TwoSum, the product of its high part exact by an FMA;
@@ -54,11 +54,14 @@ class EdgeEquation {
 
   double base(double t) const { return t > 0 ? std::pow(t, a_) : t; }
 
-  // [d + v]_+^k, the base formed as hi + lo and its low part taken to first order:
-  // (hi + lo)^k = hi^k (1 + k lo / hi).
-  double power(const Pair& d, double v) const {
+  // The base u = d + v of an entry, as hi + lo.
+  static Pair base_of(const Pair& d, double v) {
     const Pair sum = two_sum(d.hi, v);
-    const Pair u = two_sum(sum.hi, sum.lo + d.lo);
+    return two_sum(sum.hi, sum.lo + d.lo);
+  }
+
+  // [u]_+^k, the low part of u taken to first order: (hi + lo)^k = hi^k (1 + k lo / hi).
+  double power(const Pair& u) const {
     if (!(u.hi > 0)) return 0;
     const double r = std::pow(u.hi, k_);
     return r + k_ * r * (u.lo / u.hi);
@@ -73,11 +76,10 @@ class EdgeEquation {
     if (t > 0) sum += ties_ * t;
     double slope = 0;  // d/dv of the others' terms
     for (const Entry& e : others_) {
-      const Pair s = two_sum(e.d.hi, v);
-      const double u = s.hi + (s.lo + e.d.lo);
-      const double term = power(e.d, v);
+      const Pair u = base_of(e.d, v);
+      const double term = power(u);
       sum += term;
-      if (term > 0) slope += k_ * term / u;
+      if (term > 0) slope += k_ * term / u.hi;
     }
     sum += -1.0;
     return {t, sum.value(), t > 0 ? ties_ + slope * a_ * v / t : slope};
@@ -194,7 +196,8 @@ double refine_support_edge(const T* x, T* p, std::size_t n, T max, double a, dou
   const T pivot_p = static_cast<T>(t > 0 ? t : 0);
   for (std::size_t i : near)
     if (static_cast<double>(x[i]) == x_pivot) p[i] = pivot_p;
-  for (const Entry& e : others) p[e.index] = static_cast<T>(equation.power(e.d, v));
+  for (const Entry& e : others)
+    p[e.index] = static_cast<T>(equation.power(EdgeEquation::base_of(e.d, v)));
   const Pair offset = scaled_difference(a, top, x_pivot);  // c = a (max - x_pivot) + v
   return offset.hi + (offset.lo + v);
 }
