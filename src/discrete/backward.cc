@@ -37,18 +37,22 @@ simd::Weights<T> weights_of(Map map, double alpha) {
   }
 }
 
-// dx = s (g - sum s g / sum s). Weights that cost a power or two square roots per entry
-// (KeepsWeightsPerRow) are computed once: the first pass keeps them in dx, unless dx is g itself.
+// dx = s (g - sum s g / sum s), or in a row that one weight dominates the same from that entry's
+// g (simd::dominated_row, simd::Centring). Weights that cost a power or two square roots per
+// entry (KeepsWeightsPerRow) are computed once: the first pass keeps them in dx, unless dx is g
+// itself.
 template <class T>
 void centered_row(const simd::Weights<T>& w, const T* p, const T* g, T* dx, std::size_t n) {
   const bool keep_weights = simd::KeepsWeightsPerRow(w.kind) && dx != g;
   const simd::WeightedSums sums =
       simd::Kernels<T>::weighted_sums(p, g, n, w, keep_weights ? dx : nullptr);
-  const T q = simd::centering_shift<T>(sums);
+  simd::Centring<T> c{simd::centering_shift<T>(sums)};
+  if (simd::dominated_row(sums.largest, sums.s))
+    c = simd::Kernels<T>::dominant_centring(keep_weights ? dx : p, keep_weights, g, n, w, sums);
   if (keep_weights) {
-    simd::Kernels<T>::center_weights(dx, g, dx, n, q);
+    simd::Kernels<T>::center_weights(dx, g, dx, n, c);
   } else {
-    simd::Kernels<T>::weighted_center(p, g, dx, n, w, q);
+    simd::Kernels<T>::weighted_center(p, g, dx, n, w, c);
   }
 }
 

@@ -620,6 +620,12 @@ template <WeightKind K>
 constexpr bool kCostlyWeight = K == WeightKind::sqrt || K == WeightKind::quarter ||
                                K == WeightKind::reciprocal || K == WeightKind::power;
 
+// Weights that grow without bound as p -> 0 (alpha > 2; power also takes alpha < 2, whose weights
+// are at most 1): the backward tracks their largest and centres a row that one of them dominates
+// from that entry's g (dominated_row, Centring).
+template <WeightKind K>
+constexpr bool kUnboundedWeight = K == WeightKind::reciprocal || K == WeightKind::power;
+
 // Where s(p) = 1 for weights of 0 or 1: p > 0 (support), 0 < p < 1 (interior).
 template <WeightKind K, class D, class V>
 HWY_INLINE auto WeightMask(D d, V p) {
@@ -684,6 +690,14 @@ HWY_INLINE V CenteredGradient(D d, V s, V g, V q) {
   return MaskedGradient<K>(d, s, hn::Mul(s, hn::Sub(g, q)));
 }
 
+// dx = s ((g - reference) - q) (Centring) for one vector; the reference is only taken by the
+// kinds of kUnboundedWeight (elsewhere 0: g - 0 is g, the subtraction left out).
+template <WeightKind K, class D, class V>
+HWY_INLINE V CenteredGradient(D d, V s, V g, V reference, V q) {
+  if constexpr (kUnboundedWeight<K>) g = hn::Sub(g, reference);
+  return CenteredGradient<K>(d, s, g, q);
+}
+
 // Calls f(std::integral_constant<WeightKind, K>) for the runtime kind.
 template <class F>
 HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
@@ -701,7 +715,8 @@ HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
 }
 
 // The sums of one row for weights of kind K: sum s g and sum s, in vector registers of T within
-// blocks of kBlock entries, flushed into double; s_out, if not null, receives s.
+// blocks of kBlock entries, flushed into double, and for kUnboundedWeight the largest s; s_out,
+// if not null, receives s.
 template <WeightKind K, bool Skip = kZeroAtZero<K>, class D, class T = hn::TFromD<D>>
 HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::Vec<D> e, T* s_out) {
   using V = hn::Vec<D>;
@@ -709,6 +724,7 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
   // Weights of 0 or 1: sum s is a count of lanes, exact, with no vector reduction to wait for.
   constexpr bool kCounted = kCountedWeight<K>;
   WeightedSums out;
+  V largest = hn::Zero(d);
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
     const std::size_t length = std::min(kBlock, n - begin);
     // Four accumulator pairs: one would make the pass latency-bound (FMA after FMA).
@@ -718,6 +734,7 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
     auto add = [&](std::size_t j, std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
       const V sv = Weight<K>(d, pv, e);
       if (s_out) StorePartial(d, sv, s_out + begin + i, lanes);
+      if constexpr (kUnboundedWeight<K>) largest = hn::Max(largest, sv);
       sg[j] = hn::MulAdd(sv, MaskedGradient<K>(d, sv, gv), sg[j]);
       if constexpr (kCounted) {
         ones += hn::CountTrue(d, hn::Ne(sv, hn::Zero(d)));
@@ -752,21 +769,22 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
       out.s += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, s_all)));
     }
   }
+  if constexpr (kUnboundedWeight<K>) out.largest = hn::GetLane(hn::MaxOfLanes(d, largest));
   return out;
 }
 
-// dx = s (g - q) for one row, s = weight(v) of each vector v of `source` (p, or the weights
-// themselves), dx's zeros those of CenteredGradient<K>. Skip: a vector of `source` that is all 0
-// gives dx = 0 without reading g (s(0) = 0). Returns the number of whole vectors of `source` that
-// are all 0 where Skip or Count (else 0).
+// dx = s ((g - c.reference) - c.q) for one row, s = weight(v) of each vector v of `source` (p,
+// or the weights themselves), dx's zeros those of CenteredGradient<K>. Skip: a vector of
+// `source` that is all 0 gives dx = 0 without reading g (s(0) = 0). Returns the number of whole
+// vectors of `source` that are all 0 where Skip or Count (else 0).
 template <WeightKind K, bool Skip, bool Count, class D, class T = hn::TFromD<D>, class WeightOf>
-HWY_INLINE std::size_t CenterVectors(D d, const T* source, const T* g, T* dx, std::size_t n, T q,
-                                     WeightOf&& weight) {
+HWY_INLINE std::size_t CenterVectors(D d, const T* source, const T* g, T* dx, std::size_t n,
+                                     const Centring<T>& c, WeightOf&& weight) {
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
-  const V qv = hn::Set(d, q);
+  const V qv = hn::Set(d, c.q), reference = hn::Set(d, c.reference);
   auto center = [&](std::size_t i, V v, V gv, std::size_t lanes) HWY_ATTR {
-    StorePartial(d, CenteredGradient<K>(d, weight(v), gv, qv), dx + i, lanes);
+    StorePartial(d, CenteredGradient<K>(d, weight(v), gv, reference, qv), dx + i, lanes);
   };
   std::size_t i = 0, zero_vectors = 0;
   for (; i + N <= n; i += N) {
@@ -788,23 +806,78 @@ HWY_INLINE std::size_t CenterVectors(D d, const T* source, const T* g, T* dx, st
   return zero_vectors;
 }
 
-// dx = s (g - q) for one row, s = s(p) of kind K (0, without reading g, where p is all 0).
-// Returns the number of whole vectors of p that are all 0 where Skip or Count (else 0).
+// dx = s ((g - c.reference) - c.q) for one row, s = s(p) of kind K (0, without reading g, where
+// p is all 0). Returns the number of whole vectors of p that are all 0 where Skip or Count (else
+// 0).
 template <WeightKind K, bool Skip = kZeroAtZero<K>, bool Count = false, class D,
           class T = hn::TFromD<D>>
 HWY_INLINE std::size_t CenterRow(D d, const T* p, const T* g, T* dx, std::size_t n, hn::Vec<D> e,
-                                 T q) {
-  return CenterVectors<K, Skip, Count>(d, p, g, dx, n, q,
+                                 const Centring<T>& c) {
+  return CenterVectors<K, Skip, Count>(d, p, g, dx, n, c,
                                        [&](hn::Vec<D> pv) HWY_ATTR { return Weight<K>(d, pv, e); });
 }
 
-// dx = s (g - q) for one row from its weights s (kept by RowSums; dx may equal s or g). As
-// CenterRow of WeightKind::power (whose weights these are), so that both give the same zeros;
-// Skip, Count and the count returned as CenterRow's, on s.
+// dx = s ((g - c.reference) - c.q) for one row from its weights s (kept by RowSums; dx may equal
+// s or g). As CenterRow of WeightKind::power (whose weights these are), so that both give the
+// same zeros; Skip, Count and the count returned as CenterRow's, on s.
 template <bool Skip = true, bool Count = false, class D, class T = hn::TFromD<D>>
-HWY_INLINE std::size_t CenterWeightsRow(D d, const T* s, const T* g, T* dx, std::size_t n, T q) {
-  return CenterVectors<WeightKind::power, Skip, Count>(d, s, g, dx, n, q,
+HWY_INLINE std::size_t CenterWeightsRow(D d, const T* s, const T* g, T* dx, std::size_t n,
+                                        const Centring<T>& c) {
+  return CenterVectors<WeightKind::power, Skip, Count>(d, s, g, dx, n, c,
                                                        [](hn::Vec<D> sv) HWY_ATTR { return sv; });
+}
+
+// The weights of the vectors of p, of kind K (DominantCentring's source is p).
+template <WeightKind K, class D>
+struct WeightOfP {
+  static constexpr WeightKind kKind = K;
+  D d;
+  hn::Vec<D> e;
+  HWY_INLINE hn::Vec<D> operator()(hn::Vec<D> pv) const { return Weight<K>(d, pv, e); }
+};
+
+// Weights kept from the sums (DominantCentring's source is the weights), masked as
+// WeightKind::power's, as CenterWeightsRow's.
+template <class D>
+struct KeptWeight {
+  static constexpr WeightKind kKind = WeightKind::power;
+  HWY_INLINE hn::Vec<D> operator()(hn::Vec<D> sv) const { return sv; }
+};
+
+// The Centring of a row that one weight dominates (dominated_row): reference = g_m, m the entry
+// whose weight (weight(v) of the vectors v of `source`: WeightOfP of p, or KeptWeight) is
+// `largest` (the largest g where weights tie), and q = sum s (g - g_m) / sum (sum: the row's
+// sum s). The sum holds no s_m g_m, so
+// its rounding is relative to the other entries' share, as dx_m = -s_m q needs (dominated_row).
+// g_m - g_m is 0 even where g_m is huge; a g_m of inf or NaN makes q NaN, as the usual form does.
+template <class D, class T = hn::TFromD<D>, class WeightOf>
+HWY_NOINLINE Centring<T> DominantCentring(D d, const T* source, const T* g, std::size_t n,
+                                          double sum, T largest, WeightOf weight) {
+  constexpr WeightKind K = WeightOf::kKind;
+  using V = hn::Vec<D>;
+  const V lowest = hn::Set(d, -std::numeric_limits<T>::infinity());
+  V candidates = lowest;
+  ForEachVectorPair(d, source, g, n, [&](std::size_t, V v, V gv, std::size_t) HWY_ATTR {
+    candidates =
+        hn::Max(candidates, hn::IfThenElse(hn::Eq(weight(v), hn::Set(d, largest)), gv, lowest));
+  });
+  Centring<T> c;
+  c.reference = hn::GetLane(hn::MaxOfLanes(d, candidates));
+  // In blocks of kBlock entries flushed into double, as RowSums.
+  const V reference = hn::Set(d, c.reference);
+  double total = 0;
+  for (std::size_t begin = 0; begin < n; begin += kBlock) {
+    V block = hn::Zero(d);
+    ForEachVectorPair(d, source + begin, g + begin, std::min(kBlock, n - begin),
+                      [&](std::size_t, V v, V gv, std::size_t) HWY_ATTR {
+                        const V sv = weight(v);
+                        block =
+                            hn::MulAdd(sv, MaskedGradient<K>(d, sv, hn::Sub(gv, reference)), block);
+                      });
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, block)));
+  }
+  c.q = static_cast<T>(total / sum);
+  return c;
 }
 
 template <class T>
@@ -817,55 +890,85 @@ WeightedSums SumWeighted(const T* p, const T* g, std::size_t n, const Weights<T>
 }
 
 template <class T>
-void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w, T q) {
+void WeightedCenter(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
+                    const Centring<T>& c) {
   const hn::ScalableTag<T> d;
   const auto e = hn::Set(d, w.e);
   WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    CenterRow<decltype(kind)::value>(d, p, g, dx, n, e, q);
+    CenterRow<decltype(kind)::value>(d, p, g, dx, n, e, c);
     return 0;
   });
 }
 
 template <class T>
-void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, T q) {
-  CenterWeightsRow(hn::ScalableTag<T>(), s, g, dx, n, q);
+void CenterWeights(const T* s, const T* g, T* dx, std::size_t n, const Centring<T>& c) {
+  CenterWeightsRow(hn::ScalableTag<T>(), s, g, dx, n, c);
 }
 
+template <class T>
+Centring<T> DominantCentringOf(const T* source, bool weights, const T* g, std::size_t n,
+                               const Weights<T>& w, const WeightedSums& sums) {
+  using D = hn::ScalableTag<T>;
+  const D d;
+  const T largest = static_cast<T>(sums.largest);
+  if (weights) return DominantCentring(d, source, g, n, sums.s, largest, KeptWeight<D>());
+  const auto e = hn::Set(d, w.e);
+  return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
+    return DominantCentring(d, source, g, n, sums.s, largest,
+                            WeightOfP<decltype(kind)::value, D>{d, e});
+  });
+}
+
+// The operations that SumsOfLanes combines lanes with.
+struct LaneSum {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    return hn::Add(a, b);
+  }
+};
+struct LaneMax {
+  template <class V>
+  HWY_INLINE V operator()(V a, V b) const {
+    return hn::Max(a, b);
+  }
+};
+
 // The fold of two vectors at lane distance w (a power of two below N): lane i is
-// a[i] + a[i ^ w] where bit w of i is clear, b[i] + b[i ^ w] where it is set.
-template <class D, class V = hn::Vec<D>>
+// a[i] op a[i ^ w] where bit w of i is clear, b[i] op b[i ^ w] where it is set.
+template <class Op, class D, class V = hn::Vec<D>>
 HWY_INLINE V FoldLanes(D d, V a, V b, std::size_t w) {
   const hn::RebindToSigned<D> di;
   using TI = hn::TFromD<decltype(di)>;
   const auto iota = hn::Iota(di, 0), width = hn::Set(di, static_cast<TI>(w));
   const auto partner = hn::IndicesFromVec(d, hn::Xor(iota, width));
   const auto first = hn::RebindMask(d, hn::Eq(hn::And(iota, width), hn::Zero(di)));
-  return hn::Add(hn::IfThenElse(first, a, hn::TableLookupLanes(b, partner)),
-                 hn::IfThenElse(first, hn::TableLookupLanes(a, partner), b));
+  return Op()(hn::IfThenElse(first, a, hn::TableLookupLanes(b, partner)),
+              hn::IfThenElse(first, hn::TableLookupLanes(a, partner), b));
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// v[k] = the sums of v[2k] and v[2k + 1] (k < count / 2) interleaved within each 128-bit block
-// by groups of sizeof(U) bytes: an even group holds v[2k]'s group at its place in the lower
-// half of the block plus the one at that place in the upper half, an odd group v[2k + 1]'s.
-template <class U, class D, class V = hn::Vec<D>>
-HWY_INLINE void InterleavedSums(D d, V* v, std::size_t count) {
+// v[k] = v[2k] op v[2k + 1] (k < count / 2) interleaved within each 128-bit block by groups of
+// sizeof(U) bytes: an even group holds v[2k]'s group at its place in the lower half of the block
+// op the one at that place in the upper half, an odd group v[2k + 1]'s.
+template <class Op, class U, class D, class V = hn::Vec<D>>
+HWY_INLINE void InterleavedTotals(D d, V* v, std::size_t count) {
   const hn::Repartition<U, D> du;
   for (std::size_t k = 0; k < count / 2; ++k) {
     const auto a = hn::BitCast(du, v[2 * k]), b = hn::BitCast(du, v[2 * k + 1]);
-    v[k] = hn::Add(hn::BitCast(d, hn::InterleaveLower(du, a, b)), hn::BitCast(d, hn::InterleaveUpper(du, a, b)));
+    v[k] = Op()(hn::BitCast(d, hn::InterleaveLower(du, a, b)),
+                hn::BitCast(d, hn::InterleaveUpper(du, a, b)));
   }
 }
 #endif
 
-// Lane r of the result is the sum of the lanes of v[r], r < N = Lanes(d); v is overwritten.
-// Every row's lanes are added in the same tree wherever the row sits among the N, so a row's
-// sum does not depend on the rows beside it (nor on the thread split). First within 128-bit
-// blocks of B lanes, a transposition that adds as it goes (pairs of vectors interleaved by
-// lanes, then, for floats, by pairs of lanes: v[m] then holds rows mB..mB+B-1 in each block,
-// a partial sum per block); then across blocks: halves by ConcatLowerLower / ConcatUpperUpper
-// (AVX2, AVX-512), AVX-512's quarters by one FoldLanes.
-template <class D, class V = hn::Vec<D>>
+// Lane r of the result is the sum (Op = LaneSum; LaneMax: the largest) of the lanes of v[r],
+// r < N = Lanes(d); v is overwritten. Every row's lanes are added in the same tree wherever the
+// row sits among the N, so a row's sum does not depend on the rows beside it (nor on the thread
+// split). First within 128-bit blocks of B lanes, a transposition that adds as it goes (pairs of
+// vectors interleaved by lanes, then, for floats, by pairs of lanes: v[m] then holds rows
+// mB..mB+B-1 in each block, a partial sum per block); then across blocks: halves by
+// ConcatLowerLower / ConcatUpperUpper (AVX2, AVX-512), AVX-512's quarters by one FoldLanes.
+template <class Op = LaneSum, class D, class V = hn::Vec<D>>
 HWY_INLINE V SumsOfLanes(D d, V* v) {
 #if HWY_TARGET == HWY_SCALAR
   (void)d;
@@ -878,19 +981,108 @@ HWY_INLINE V SumsOfLanes(D d, V* v) {
   static_assert(kBlock >= 2 && kBlock <= 4 && (kBlocks == 1 || kBlocks == 2 || kBlocks == 4),
                 "SumsOfLanes: vectors of 1, 2 or 4 blocks of 128 bits");
   HWY_DASSERT(hn::Lanes(d) == kLanes);
-  InterleavedSums<hwy::MakeUnsigned<T>>(d, v, kLanes);
-  if constexpr (kBlock == 4) InterleavedSums<std::uint64_t>(d, v, kLanes / 2);
+  InterleavedTotals<Op, hwy::MakeUnsigned<T>>(d, v, kLanes);
+  if constexpr (kBlock == 4) InterleavedTotals<Op, std::uint64_t>(d, v, kLanes / 2);
   auto halves = [&](V a, V b) HWY_ATTR {
-    return hn::Add(hn::ConcatLowerLower(d, b, a), hn::ConcatUpperUpper(d, b, a));
+    return Op()(hn::ConcatLowerLower(d, b, a), hn::ConcatUpperUpper(d, b, a));
   };
   if constexpr (kBlocks == 1) {
     return v[0];
   } else if constexpr (kBlocks == 2) {
     return halves(v[0], v[1]);
   } else {
-    return FoldLanes(d, halves(v[0], v[2]), halves(v[1], v[3]), kBlock);
+    return FoldLanes<Op>(d, halves(v[0], v[2]), halves(v[1], v[3]), kBlock);
   }
 #endif
+}
+
+// A group's rows (CenteredRowGroup, VectorRowGroup: up to N rows of n entries, row r's weights
+// kept at kept + r n, its g at g + r n, its sum of weights in lane r of sum_s, q[r] its shift)
+// that one weight dominates (dominated_row, in T) centred from that entry's g: reference[r] = g_m
+// (the largest g where weights tie), q[r] = sum s (g - g_m) / sum s; the other rows keep q[r]
+// and get reference[r] = 0. All rows at once, without a branch per row, reduced across lanes as
+// the group's sums (SumsOfLanes), so that a row's result does not depend on its group: the
+// largest weight of each row, its g, the sums. kVectors > 0: n = kVectors N, unrolled.
+template <WeightKind K, std::size_t kVectors, class D, class T = hn::TFromD<D>>
+HWY_INLINE void CentreDominatedGroup(D d, const T* kept, const T* g, std::size_t rows,
+                                     std::size_t n, hn::Vec<D> sum_s, T* q, T* reference) {
+  using V = hn::Vec<D>;
+  constexpr std::size_t kLanes = hn::MaxLanes(D());
+  const std::size_t N = hn::Lanes(d);
+  const V zero = hn::Zero(d), lowest = hn::Set(d, -std::numeric_limits<T>::infinity());
+  // body(j, s, g) for the vectors of row r: its weights and g (0 past n).
+  auto for_each = [&](std::size_t r, auto&& body) HWY_ATTR {
+    const T* s_row = kept + r * n;
+    const T* g_row = g + r * n;
+    if constexpr (kVectors > 0) {
+      for (std::size_t j = 0; j < kVectors; ++j)
+        body(j, hn::LoadU(d, s_row + j * N), hn::LoadU(d, g_row + j * N));
+    } else {
+      for (std::size_t i = 0, j = 0; i < n; i += N, ++j) {
+        const std::size_t lanes = std::min(N, n - i);
+        body(j, LoadTail(d, s_row + i, lanes, T(0)), LoadTail(d, g_row + i, lanes, T(0)));
+      }
+    }
+  };
+  V v[kLanes];
+  for (std::size_t r = 0; r < N; ++r) {
+    v[r] = zero;
+    if (r < rows) for_each(r, [&](std::size_t, V sv, V) HWY_ATTR { v[r] = hn::Max(v[r], sv); });
+  }
+  const V largest = SumsOfLanes<LaneMax>(d, v);
+  const auto dominated = hn::And(hn::Gt(largest, hn::Set(d, T(1))),
+                                 hn::Ge(largest, hn::Mul(sum_s, hn::Set(d, T(0.875)))));
+  hn::Store(zero, d, reference);
+  if (hn::AllFalse(d, dominated)) return;
+  alignas(kMaxBytes) T top[kLanes];
+  hn::Store(largest, d, top);
+  for (std::size_t r = 0; r < N; ++r) {
+    v[r] = lowest;
+    if (r >= rows) continue;
+    const V m = hn::Set(d, top[r]);
+    for_each(r, [&](std::size_t, V sv, V gv)
+                    HWY_ATTR { v[r] = hn::Max(v[r], hn::IfThenElse(hn::Eq(sv, m), gv, lowest)); });
+  }
+  hn::Store(hn::IfThenElseZero(dominated, SumsOfLanes<LaneMax>(d, v)), d, reference);
+  for (std::size_t r = 0; r < N; ++r) {
+    v[r] = zero;
+    if (r >= rows) continue;
+    const V rr = hn::Set(d, reference[r]);
+    for_each(r, [&](std::size_t, V sv, V gv) HWY_ATTR {
+      v[r] = hn::MulAdd(sv, MaskedGradient<K>(d, sv, hn::Sub(gv, rr)), v[r]);
+    });
+  }
+  const V shifted = hn::Div(SumsOfLanes(d, v), sum_s);
+  hn::Store(hn::IfThenElse(dominated, shifted, hn::Load(d, q)), d, q);
+}
+
+// A group's rows (CenteredRowGroup) that one weight dominates, row by row: lane r of `largest`
+// and sum_s holds row r's largest weight and sum of weights, its weights are kept at kept + r n;
+// a row where dominated_row holds (in T) gets q[r] and reference[r] from DominantCentring, the
+// others keep q[r] and get reference[r] = 0. The rows are found by the bits of their mask.
+template <class D, class T = hn::TFromD<D>>
+HWY_INLINE void CentreDominatedRows(D d, hn::Vec<D> largest, hn::Vec<D> sum_s, std::size_t rows,
+                                    const T* kept, const T* g, std::size_t n, T* q, T* reference) {
+  constexpr std::size_t kLanes = hn::MaxLanes(D());
+  hn::Store(hn::Zero(d), d, reference);
+  const auto dominated = hn::And(hn::And(hn::Gt(largest, hn::Set(d, T(1))),
+                                         hn::Ge(largest, hn::Mul(sum_s, hn::Set(d, T(0.875))))),
+                                 hn::FirstN(d, rows));
+  if (HWY_LIKELY(hn::AllFalse(d, dominated))) return;
+  alignas(kMaxBytes) T top[kLanes], sum[kLanes];
+  hn::Store(largest, d, top);
+  hn::Store(sum_s, d, sum);
+  std::uint8_t bytes[(kLanes + 7) / 8 + 8] = {};
+  hn::StoreMaskBits(d, dominated, bytes);
+  std::uint64_t bits;
+  std::memcpy(&bits, bytes, sizeof(bits));
+  for (; bits != 0; bits &= bits - 1) {
+    const std::size_t r = static_cast<std::size_t>(hwy::Num0BitsBelowLS1Bit_Nonzero64(bits));
+    const Centring<T> c =
+        DominantCentring(d, kept + r * n, g + r * n, n, sum[r], top[r], KeptWeight<D>());
+    q[r] = c.q;
+    reference[r] = c.reference;
+  }
 }
 
 // Rows up to this length take the backward in groups (CenteredRowGroup), without a branch per
@@ -933,10 +1125,18 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
   // centring (entmax-1.5: 1.1-1.3x faster on rows of 64-128 than taking the roots again).
   constexpr bool kKeep = kCostlyWeight<K>;
   alignas(kMaxBytes) T kept[kKeep ? kLanes * kBranchFreeRow + kLanes : 1];
-  V sg[kLanes], s[kLanes];
+  // Weights without bound (kUnboundedWeight): rows that one weight dominates centred from that
+  // entry's g, rows of one or two vectors as VectorRowGroup's, the group at once
+  // (CentreDominatedGroup), longer ones row by row (CentreDominatedRows, from the largest weight
+  // of each row, lane by lane in big): alpha = 3's rows of 64 and 128, 12% of them dominated,
+  // ran at 0.74 and 0.82 of the speed before this centring so, against 0.61 and 0.63 by groups
+  // (alpha = 5, 30-40% dominated: 0.79 either way; compare.sh, 2026-12-07).
+  constexpr bool kLargest = kUnboundedWeight<K>;
+  V sg[kLanes], s[kLanes], big[kLargest ? kLanes : 1];
   for (std::size_t r = 0; r < N; ++r) {
     sg[r] = zero;
     s[r] = zero;
+    if constexpr (kLargest) big[r] = zero;
     if (r >= rows) continue;
     for_each(r, [&](std::size_t i, V pv, V gv, std::size_t) HWY_ATTR {
       if constexpr (kCounted) {
@@ -946,23 +1146,32 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
       } else {
         const V sv = Weight<K>(d, pv, e);
         if constexpr (kKeep) hn::StoreU(sv, d, kept + r * n + i);
+        if constexpr (kLargest) big[r] = hn::Max(big[r], sv);
         sg[r] = hn::MulAdd(sv, MaskedGradient<K>(d, sv, gv), sg[r]);
         s[r] = hn::Add(s[r], sv);
       }
     });
   }
   const V sum_sg = SumsOfLanes(d, sg), sum_s = SumsOfLanes(d, s);
-  alignas(kMaxBytes) T q[kLanes];
+  alignas(kMaxBytes) T q[kLanes], reference[kLanes];
   hn::Store(hn::IfThenElseZero(hn::Gt(sum_s, zero), hn::Div(sum_sg, sum_s)), d, q);
+  if constexpr (kLargest) {
+    if constexpr (kVectors == 1 || kVectors == 2) {
+      CentreDominatedGroup<K, kVectors>(d, kept, g, rows, n, sum_s, q, reference);
+    } else {
+      CentreDominatedRows(d, SumsOfLanes<LaneMax>(d, big), sum_s, rows, kept, g, n, q, reference);
+    }
+  }
   for (std::size_t r = 0; r < rows; ++r) {
     const V qr = hn::Set(d, q[r]);
+    const V rr = kLargest ? hn::Set(d, reference[r]) : zero;
     T* out = dx + r * n;
     for_each(r, [&](std::size_t i, V pv, V gv, std::size_t lanes) HWY_ATTR {
       if constexpr (kCounted) {
         StorePartial(d, hn::IfThenElseZero(WeightMask<K>(d, pv), hn::Sub(gv, qr)), out + i, lanes);
       } else {
         const V sv = kKeep ? hn::LoadU(d, kept + r * n + i) : Weight<K>(d, pv, e);
-        StorePartial(d, CenteredGradient<K>(d, sv, gv, qr), out + i, lanes);
+        StorePartial(d, CenteredGradient<K>(d, sv, gv, rr, qr), out + i, lanes);
       }
     });
   }
@@ -1038,23 +1247,31 @@ HWY_INLINE void VectorRowGroup(D d, const T* p, const T* g, T* dx, hn::Vec<D> e)
   } else {
     sum_s = hn::ConcatUpperUpper(d, sum_sg, sum_sg);  // lane r < N / 2: row r's sum s
   }
-  alignas(kMaxBytes) T q[kLanes];
+  alignas(kMaxBytes) T q[kLanes], reference[kLanes];
   hn::Store(hn::IfThenElseZero(hn::Gt(sum_s, zero), hn::Div(sum_sg, sum_s)), d, q);
+  // Weights without bound (kUnboundedWeight): rows that one weight dominates centred from that
+  // entry's g (CentreDominatedGroup).
+  constexpr bool kLargest = kUnboundedWeight<K>;
+  if constexpr (kLargest) {
+    CentreDominatedGroup<K, kVectors>(d, kept, g, kRows, n, sum_s, q, reference);
+    ReadFromMemory(reference);
+  }
   ReadFromMemory(q);
-  auto center = [&](std::size_t at, V qr) HWY_ATTR {
+  auto center = [&](std::size_t at, V qr, V rr) HWY_ATTR {
     const V pv = hn::LoadU(d, p + at), gv = hn::LoadU(d, g + at);
     if constexpr (kCounted) {
       hn::StoreU(hn::IfThenElseZero(WeightMask<K>(d, pv), hn::Sub(gv, qr)), d, dx + at);
     } else {
       const V sv = kKeep ? hn::Load(d, kept + at) : Weight<K>(d, pv, e);
-      hn::StoreU(CenteredGradient<K>(d, sv, gv, qr), d, dx + at);
+      hn::StoreU(CenteredGradient<K>(d, sv, gv, rr, qr), d, dx + at);
     }
   };
 #pragma GCC unroll 16
   for (std::size_t r = 0; r < kRows; ++r) {
     const V qr = hn::Set(d, q[r]);
-    center(r * n, qr);
-    if constexpr (kVectors == 2) center(r * n + kLanes, qr);
+    const V rr = kLargest ? hn::Set(d, reference[r]) : zero;
+    center(r * n, qr, rr);
+    if constexpr (kVectors == 2) center(r * n + kLanes, qr, rr);
   }
 }
 #endif  // HWY_TARGET != HWY_SCALAR
@@ -1137,15 +1354,26 @@ HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size
   // zero vectors.
   auto row = [&](auto skip, std::size_t at) HWY_ATTR -> std::size_t {
     constexpr bool kSkip = decltype(skip)::value, kCount = kZeroAtZero<K>;
+    // The Centring of the row from its sums: q, or for a row that one weight dominates
+    // (kUnboundedWeight only) DominantCentring's, on the weights kept or those of p.
+    auto centring = [&](const WeightedSums& sums, const T* source, auto weight) HWY_ATTR {
+      Centring<T> c{centering_shift<T>(sums)};
+      if constexpr (kUnboundedWeight<K>) {
+        if (dominated_row(sums.largest, sums.s))
+          c = DominantCentring(d, source, g + at, n, sums.s, static_cast<T>(sums.largest), weight);
+      }
+      return c;
+    };
     if constexpr (kAlwaysKeep || (kMayKeep && !kSkip)) {
       alignas(kMaxBytes) T s[kMaxCenteredRow];
       const WeightedSums sums = RowSums<K, kSkip>(d, p + at, g + at, n, e, s);
-      return CenterWeightsRow<kSkip, kCount>(d, s, g + at, dx + at, n, centering_shift<T>(sums));
+      return CenterWeightsRow<kSkip, kCount>(d, s, g + at, dx + at, n,
+                                             centring(sums, s, KeptWeight<D>()));
     } else {
       const WeightedSums sums =
           RowSums<K, kSkip>(d, p + at, g + at, n, e, static_cast<T*>(nullptr));
       return CenterRow<K, kSkip, kCount>(d, p + at, g + at, dx + at, n, e,
-                                         centering_shift<T>(sums));
+                                         centring(sums, p + at, WeightOfP<K, D>{d, e}));
     }
   };
   if constexpr (!kZeroAtZero<K>) {

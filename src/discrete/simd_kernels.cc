@@ -32,6 +32,7 @@ constexpr TypedKernels<T> kTyped = {&Scan<T>,
                                     &SumWeighted<T>,
                                     &CenterWeights<T>,
                                     &WeightedCenter<T>,
+                                    &DominantCentringOf<T>,
                                     &CenteredRows<T>,
                                     &SumAlphaTerms<T>,
                                     &SumNearOneTerms<T>};
@@ -152,13 +153,19 @@ WeightedSums Kernels<T>::weighted_sums(const T* p, const T* g, std::size_t n, co
   return typed<T>().weighted_sums(p, g, n, w, s_out);
 }
 template <class T>
-void Kernels<T>::center_weights(const T* s, const T* g, T* dx, std::size_t n, T q) {
-  typed<T>().center_weights(s, g, dx, n, q);
+void Kernels<T>::center_weights(const T* s, const T* g, T* dx, std::size_t n,
+                                const Centring<T>& c) {
+  typed<T>().center_weights(s, g, dx, n, c);
 }
 template <class T>
 void Kernels<T>::weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
-                                 T q) {
-  typed<T>().weighted_center(p, g, dx, n, w, q);
+                                 const Centring<T>& c) {
+  typed<T>().weighted_center(p, g, dx, n, w, c);
+}
+template <class T>
+Centring<T> Kernels<T>::dominant_centring(const T* source, bool weights, const T* g, std::size_t n,
+                                          const Weights<T>& w, const WeightedSums& sums) {
+  return typed<T>().dominant_centring(source, weights, g, n, w, sums);
 }
 
 template <class T>
