@@ -850,16 +850,31 @@ struct KeptWeight {
 // sum s). The sum holds no s_m g_m, so
 // its rounding is relative to the other entries' share, as dx_m = -s_m q needs (dominated_row).
 // g_m - g_m is 0 even where g_m is huge; a g_m of inf or NaN makes q NaN, as the usual form does.
-template <class D, class T = hn::TFromD<D>, class WeightOf>
+// Skip: vectors of `source` that are all 0 (weight 0) are passed over without reading g, as the
+// backward's passes do in sparse rows (alpha = 5's rows of 512: 0.83 of the speed before this
+// centring with the skip, 0.63 without).
+template <bool Skip, class D, class T = hn::TFromD<D>, class WeightOf>
 HWY_NOINLINE Centring<T> DominantCentring(D d, const T* source, const T* g, std::size_t n,
                                           double sum, T largest, WeightOf weight) {
   constexpr WeightKind K = WeightOf::kKind;
   using V = hn::Vec<D>;
+  const std::size_t N = hn::Lanes(d);
+  // body(weights, g) for the vectors of entries [begin, begin + length).
+  auto for_each = [&](std::size_t begin, std::size_t length, auto&& body) HWY_ATTR {
+    std::size_t i = begin;
+    for (; i + N <= begin + length; i += N) {
+      const V v = hn::LoadU(d, source + i);
+      if (Skip && hn::AllTrue(d, hn::Eq(v, hn::Zero(d)))) continue;
+      body(weight(v), hn::LoadU(d, g + i));
+    }
+    const std::size_t lanes = begin + length - i;
+    if (lanes > 0)
+      body(weight(LoadTail(d, source + i, lanes, T(0))), LoadTail(d, g + i, lanes, T(0)));
+  };
   const V lowest = hn::Set(d, -std::numeric_limits<T>::infinity());
   V candidates = lowest;
-  ForEachVectorPair(d, source, g, n, [&](std::size_t, V v, V gv, std::size_t) HWY_ATTR {
-    candidates =
-        hn::Max(candidates, hn::IfThenElse(hn::Eq(weight(v), hn::Set(d, largest)), gv, lowest));
+  for_each(0, n, [&](V sv, V gv) HWY_ATTR {
+    candidates = hn::Max(candidates, hn::IfThenElse(hn::Eq(sv, hn::Set(d, largest)), gv, lowest));
   });
   Centring<T> c;
   c.reference = hn::GetLane(hn::MaxOfLanes(d, candidates));
@@ -868,12 +883,9 @@ HWY_NOINLINE Centring<T> DominantCentring(D d, const T* source, const T* g, std:
   double total = 0;
   for (std::size_t begin = 0; begin < n; begin += kBlock) {
     V block = hn::Zero(d);
-    ForEachVectorPair(d, source + begin, g + begin, std::min(kBlock, n - begin),
-                      [&](std::size_t, V v, V gv, std::size_t) HWY_ATTR {
-                        const V sv = weight(v);
-                        block =
-                            hn::MulAdd(sv, MaskedGradient<K>(d, sv, hn::Sub(gv, reference)), block);
-                      });
+    for_each(begin, std::min(kBlock, n - begin), [&](V sv, V gv) HWY_ATTR {
+      block = hn::MulAdd(sv, MaskedGradient<K>(d, sv, hn::Sub(gv, reference)), block);
+    });
     total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, block)));
   }
   c.q = static_cast<T>(total / sum);
@@ -911,11 +923,11 @@ Centring<T> DominantCentringOf(const T* source, bool weights, const T* g, std::s
   using D = hn::ScalableTag<T>;
   const D d;
   const T largest = static_cast<T>(sums.largest);
-  if (weights) return DominantCentring(d, source, g, n, sums.s, largest, KeptWeight<D>());
+  if (weights) return DominantCentring<true>(d, source, g, n, sums.s, largest, KeptWeight<D>());
   const auto e = hn::Set(d, w.e);
   return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    return DominantCentring(d, source, g, n, sums.s, largest,
-                            WeightOfP<decltype(kind)::value, D>{d, e});
+    return DominantCentring<true>(d, source, g, n, sums.s, largest,
+                                  WeightOfP<decltype(kind)::value, D>{d, e});
   });
 }
 
@@ -1079,7 +1091,7 @@ HWY_INLINE void CentreDominatedRows(D d, hn::Vec<D> largest, hn::Vec<D> sum_s, s
   for (; bits != 0; bits &= bits - 1) {
     const std::size_t r = static_cast<std::size_t>(hwy::Num0BitsBelowLS1Bit_Nonzero64(bits));
     const Centring<T> c =
-        DominantCentring(d, kept + r * n, g + r * n, n, sum[r], top[r], KeptWeight<D>());
+        DominantCentring<false>(d, kept + r * n, g + r * n, n, sum[r], top[r], KeptWeight<D>());
     q[r] = c.q;
     reference[r] = c.reference;
   }
@@ -1360,7 +1372,8 @@ HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size
       Centring<T> c{centering_shift<T>(sums)};
       if constexpr (kUnboundedWeight<K>) {
         if (dominated_row(sums.largest, sums.s))
-          c = DominantCentring(d, source, g + at, n, sums.s, static_cast<T>(sums.largest), weight);
+          c = DominantCentring<kSkip>(d, source, g + at, n, sums.s, static_cast<T>(sums.largest),
+                                      weight);
       }
       return c;
     };
