@@ -698,6 +698,41 @@ HWY_INLINE V CenteredGradient(D d, V s, V g, V reference, V q) {
   return CenteredGradient<K>(d, s, g, q);
 }
 
+// CenterVectors with the reference subtracted (kFrom) or not.
+template <WeightKind K, bool Skip, bool Count, bool kFrom, class D, class T = hn::TFromD<D>,
+          class WeightOf>
+HWY_INLINE std::size_t CenterVectorsFrom(D d, const T* source, const T* g, T* dx, std::size_t n,
+                                         const Centring<T>& c, WeightOf&& weight) {
+  using V = hn::Vec<D>;
+  const std::size_t N = hn::Lanes(d);
+  const V qv = hn::Set(d, c.q), reference = hn::Set(d, c.reference);
+  auto center = [&](std::size_t i, V v, V gv, std::size_t lanes) HWY_ATTR {
+    const V sv = weight(v);
+    StorePartial(
+        d,
+        kFrom ? CenteredGradient<K>(d, sv, gv, reference, qv) : CenteredGradient<K>(d, sv, gv, qv),
+        dx + i, lanes);
+  };
+  std::size_t i = 0, zero_vectors = 0;
+  for (; i + N <= n; i += N) {
+    const V v = hn::LoadU(d, source + i);
+    if constexpr (Skip) {
+      if (hn::AllTrue(d, hn::Eq(v, hn::Zero(d)))) {
+        ++zero_vectors;
+        hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
+        continue;
+      }
+    } else if constexpr (Count) {
+      zero_vectors += hn::AllTrue(d, hn::Eq(v, hn::Zero(d)));
+    }
+    center(i, v, hn::LoadU(d, g + i), N);
+  }
+  ForEachVectorPair(d, source + i, g + i, n - i,
+                    [&](std::size_t t, V v, V gv, std::size_t lanes)
+                        HWY_ATTR { center(i + t, v, gv, lanes); });
+  return zero_vectors;
+}
+
 // Calls f(std::integral_constant<WeightKind, K>) for the runtime kind.
 template <class F>
 HWY_INLINE auto WithWeightKind(WeightKind kind, F&& f) {
@@ -776,34 +811,16 @@ HWY_INLINE WeightedSums RowSums(D d, const T* p, const T* g, std::size_t n, hn::
 // dx = s ((g - c.reference) - c.q) for one row, s = weight(v) of each vector v of `source` (p,
 // or the weights themselves), dx's zeros those of CenteredGradient<K>. Skip: a vector of
 // `source` that is all 0 gives dx = 0 without reading g (s(0) = 0). Returns the number of whole
-// vectors of `source` that are all 0 where Skip or Count (else 0).
+// vectors of `source` that are all 0 where Skip or Count (else 0). A reference of 0 is left out
+// (the loop without its subtraction: rows of 4096, alpha = 1.75, measured 0.85x with it).
 template <WeightKind K, bool Skip, bool Count, class D, class T = hn::TFromD<D>, class WeightOf>
 HWY_INLINE std::size_t CenterVectors(D d, const T* source, const T* g, T* dx, std::size_t n,
                                      const Centring<T>& c, WeightOf&& weight) {
-  using V = hn::Vec<D>;
-  const std::size_t N = hn::Lanes(d);
-  const V qv = hn::Set(d, c.q), reference = hn::Set(d, c.reference);
-  auto center = [&](std::size_t i, V v, V gv, std::size_t lanes) HWY_ATTR {
-    StorePartial(d, CenteredGradient<K>(d, weight(v), gv, reference, qv), dx + i, lanes);
-  };
-  std::size_t i = 0, zero_vectors = 0;
-  for (; i + N <= n; i += N) {
-    const V v = hn::LoadU(d, source + i);
-    if constexpr (Skip) {
-      if (hn::AllTrue(d, hn::Eq(v, hn::Zero(d)))) {
-        ++zero_vectors;
-        hn::StoreU(hn::Zero(d), d, dx + i);  // s = 0: dx = 0 without reading g
-        continue;
-      }
-    } else if constexpr (Count) {
-      zero_vectors += hn::AllTrue(d, hn::Eq(v, hn::Zero(d)));
-    }
-    center(i, v, hn::LoadU(d, g + i), N);
+  if constexpr (kUnboundedWeight<K>) {
+    if (c.reference != 0)
+      return CenterVectorsFrom<K, Skip, Count, true>(d, source, g, dx, n, c, weight);
   }
-  ForEachVectorPair(d, source + i, g + i, n - i,
-                    [&](std::size_t t, V v, V gv, std::size_t lanes)
-                        HWY_ATTR { center(i + t, v, gv, lanes); });
-  return zero_vectors;
+  return CenterVectorsFrom<K, Skip, Count, false>(d, source, g, dx, n, c, weight);
 }
 
 // dx = s ((g - c.reference) - c.q) for one row, s = s(p) of kind K (0, without reading g, where

@@ -418,3 +418,51 @@ def test_meta_continuous_shapes():
         context2 = ops.continuous_attention(torch.empty(3, 4, 5, 6, device="meta"), mu2, sigma2, c2, w2, 0.1, alpha,
                                             None)
         assert context2.shape == (3, 6) and context2.device.type == "meta"
+
+
+def _pairwise_backward(p, g, alpha):
+    """dx_i = s_i sum_j s_j (g_i - g_j) / sum s, s = p^(2 - alpha) on the support, each row's terms
+    summed exactly (math.fsum): no cancellation that a weight much larger than the others could
+    amplify. Returns dx and the size of the terms, sum_j |s_i s_j (g_i - g_j)| / sum s, plus
+    s_i max|g| (sum s - s_m) / sum s (the rounding of the usual form where no weight dominates)."""
+    want, size = torch.zeros_like(p, dtype=torch.float64), torch.zeros_like(p, dtype=torch.float64)
+    for r in range(p.shape[0]):
+        support = [i for i in range(p.shape[1]) if p[r, i] > 0]
+        s = {i: float(p[r, i]) ** (2 - alpha) for i in support}
+        total, largest = math.fsum(s.values()), max(s.values())
+        g_size = max(abs(float(g[r, i])) for i in support)
+        for i in support:
+            terms = [s[i] * s[j] * (float(g[r, i]) - float(g[r, j])) / total for j in support]
+            want[r, i] = math.fsum(terms)
+            size[r, i] = math.fsum(abs(t) for t in terms) + s[i] * g_size * (total - largest) / total
+    return want, size
+
+
+@pytest.mark.parametrize("backend", ["core", "generic"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("alpha", [2.5, 3.0, 4.0, 5.0])
+def test_backward_where_one_weight_dominates(monkeypatch, backend, dtype, alpha):
+    """Entmax with alpha > 2 on rows with an entry just inside the edge of the support (scores
+    built from p_m = 1e-3, 1e-5, 1e-7 and 2 to 10 larger entries, -inf elsewhere): its weight
+    p^(2 - alpha) dwarfs the others', and dx_m = s_m (g_m - q) is s_m times a small difference.
+    The gradient, core and device-generic kernels, against the pairwise form within 16 eps of the
+    size of its terms (the usual form s (g - sum s g / sum s) is off by eps |g| s_m there)."""
+    if backend == "generic":
+        monkeypatch.setenv("SPARCON_BACKEND", "generic")
+    gen = torch.Generator().manual_seed(38)
+    rows, n = 12, 40
+    p = torch.zeros(rows, n, dtype=torch.float64)
+    for r in range(rows):
+        at = torch.randperm(n, generator=gen)[: 3 + r % 9]
+        p[r, at] = 0.05 + torch.rand(len(at), generator=gen, dtype=torch.float64)
+        p[r, at[0]] = (1e-3, 1e-5, 1e-7)[r % 3]
+    p = p / p.sum(-1, keepdim=True)
+    # On the support p^(alpha - 1) = (alpha - 1) x - tau: scores whose entmax is p (tau = 0).
+    x = torch.where(p > 0, p ** (alpha - 1) / (alpha - 1), torch.full_like(p, -INF)).to(dtype).requires_grad_()
+    g = torch.randn(rows, n, generator=gen, dtype=torch.float64).to(dtype)
+    out = ops.entmax(x, alpha, -1)
+    (dx,) = torch.autograd.grad(out, x, g)
+    want, size = _pairwise_backward(out.detach().double(), g.double(), alpha)
+    eps = torch.finfo(dtype).eps
+    assert bool(((dx.double() - want).abs() <= 16 * eps * size).all()), \
+        f"worst {float(((dx.double() - want).abs() / size.clamp_min(1e-300)).max() / eps):.3g} eps of the terms"

@@ -455,9 +455,14 @@ at::Tensor backward(Map map, const Parameter& parameter, const at::Tensor& p, co
         s = at::where(alpha == 1, p, at::where(alpha == 1.5, at::sqrt(p), power(2 - alpha)));
       }
   }
+  // dx = s ((g - g_m) - sum s (g - g_m) / sum s), g_m the g of the row's largest weight: the same
+  // dx as s (g - sum s g / sum s) for any g_m, and with this one a weight that dominates its row
+  // (alpha > 2, an entry just inside the edge of the support) does not bring the rounding of
+  // the sums back times itself (the core's Centring, docs/math.md section 3).
   const at::Tensor ss = s.sum(-1, true);
-  const at::Tensor q = at::where(ss > 0, (s * g).sum(-1, true) / ss, 0.0);
-  return s * (g - q);
+  const at::Tensor shifted = g - g.gather(-1, s.argmax(-1, true));
+  const at::Tensor q = at::where(ss > 0, (s * shifted).sum(-1, true) / ss, 0.0);
+  return s * (shifted - q);
 }
 
 namespace {
