@@ -145,7 +145,7 @@ T centering_shift(const WeightedSums& sums) {
 
 /// The centring dx_i = s_i ((g_i - reference) - q), q = sum_j s_j (g_j - reference) / sum_j s_j:
 /// the same dx for any reference. It is 0 (q = centering_shift) but in rows that one weight
-/// dominates (DominatedRow), where it is g_m, m the entry of the largest weight.
+/// dominates (dominated_row), where it is g_m, m the entry of the largest weight.
 template <class T>
 struct Centring {
   T q = 0;
@@ -162,7 +162,7 @@ struct Centring {
 /// s = p^(2 - alpha) of an entry at the edge of the support grows without bound as p -> 0 (2% of
 /// dx in float at alpha 3 with p_m = 1e-6). Taken from reference = g_m (Centring), the sums hold
 /// no s_m g_m and dx_m = -s_m q: the error is eps relative to dx. Rows with
-/// s_m / (sum s - s_m) < 7 keep the usual form (an error below 8 eps |g| relative to dx); a
+/// s_m / (sum s - s_m) < 7 keep the usual form (an error at most 7 times the usual one); a
 /// support of one entry (s_m = 1 = sum s) gets dx = 0 either way. The rule takes about 1%
 /// (alpha 2.5), 12% (3), 28-35% (4) and 30-42% (5) of the entmax outputs of N(0,1) rows of
 /// 16-512 (a numpy model, 2026-12-07).
@@ -300,7 +300,7 @@ struct Kernels {
   static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
                               const Centring<T>& c);
   /// The Centring of a row that one weight dominates (dominated_row(sums.largest, sums.s)):
-  /// reference = g_m, m the first entry whose weight is sums.largest, and
+  /// reference = g_m, m an entry whose weight is sums.largest (the largest g where weights tie), and
   /// q = sum s (g - g_m) / sums.s. The weights are those of p (w), or `source` holds them
   /// (weights = true, as weighted_sums' s_out).
   static Centring<T> dominant_centring(const T* source, bool weights, const T* g, std::size_t n,
