@@ -300,9 +300,9 @@ struct Kernels {
   static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
                               const Centring<T>& c);
   /// The Centring of a row that one weight dominates (dominated_row(sums.largest, sums.s)):
-  /// reference = g_m, m an entry whose weight is sums.largest (the largest g where weights tie), and
-  /// q = sum s (g - g_m) / sums.s. The weights are those of p (w), or `source` holds them
-  /// (weights = true, as weighted_sums' s_out).
+  /// reference = g_m, m an entry whose weight is sums.largest (the largest g where weights
+  /// tie), and q = sum s (g - g_m) / sums.s. The weights are those of p (w), or `source` holds
+  /// them (weights = true, as weighted_sums' s_out).
   static Centring<T> dominant_centring(const T* source, bool weights, const T* g, std::size_t n,
                                        const Weights<T>& w, const WeightedSums& sums);
   /// The whole backward of `rows` rows of length n <= kMaxCenteredRow (row-major, one after
