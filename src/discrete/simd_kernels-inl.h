@@ -864,12 +864,12 @@ struct KeptWeight {
 // The Centring of a row that one weight dominates (dominated_row): reference = g_m, m the entry
 // whose weight (weight(v) of the vectors v of `source`: WeightOfP of p, or KeptWeight) is
 // `largest` (the largest g where weights tie), and q = sum s (g - g_m) / sum (sum: the row's
-// sum s). The sum holds no s_m g_m, so
-// its rounding is relative to the other entries' share, as dx_m = -s_m q needs (dominated_row).
-// g_m - g_m is 0 even where g_m is huge; a g_m of inf or NaN makes q NaN, as the usual form does.
-// Skip: vectors of `source` that are all 0 (weight 0) are passed over without reading g, as the
-// backward's passes do in sparse rows (alpha = 5's rows of 512: 0.83 of the speed before this
-// centring with the skip, 0.63 without).
+// sum s). The sum holds no s_m g_m, so its rounding is relative to the other entries' share, as
+// dx_m = -s_m q needs (dominated_row). g_m - g_m is 0 even where g_m is huge; a g_m of inf or
+// NaN makes q NaN, as the usual form does. Skip: vectors of `source` that are all 0 (weight 0)
+// are passed over without reading g, as the backward's passes do in sparse rows (alpha = 5's
+// rows of 512 ran at 0.78-0.81 of the speed before this centring with the skip, 0.63-0.65
+// without).
 template <bool Skip, class D, class T = hn::TFromD<D>, class WeightOf>
 HWY_NOINLINE Centring<T> DominantCentring(D d, const T* source, const T* g, std::size_t n,
                                           double sum, T largest, WeightOf weight) {
@@ -1031,27 +1031,21 @@ HWY_INLINE V SumsOfLanes(D d, V* v) {
 // (the largest g where weights tie), q[r] = sum s (g - g_m) / sum s; the other rows keep q[r]
 // and get reference[r] = 0. All rows at once, without a branch per row, reduced across lanes as
 // the group's sums (SumsOfLanes), so that a row's result does not depend on its group: the
-// largest weight of each row, its g, the sums. kVectors > 0: n = kVectors N, unrolled.
+// largest weight of each row, its g, the sums. Rows of kVectors = 1 or 2 whole vectors
+// (n = kVectors N): longer rows hold fewer dominated rows than this pays for, and take
+// CentreDominatedRows.
 template <WeightKind K, std::size_t kVectors, class D, class T = hn::TFromD<D>>
 HWY_INLINE void CentreDominatedGroup(D d, const T* kept, const T* g, std::size_t rows,
                                      std::size_t n, hn::Vec<D> sum_s, T* q, T* reference) {
+  static_assert(kVectors == 1 || kVectors == 2);
   using V = hn::Vec<D>;
   constexpr std::size_t kLanes = hn::MaxLanes(D());
   const std::size_t N = hn::Lanes(d);
   const V zero = hn::Zero(d), lowest = hn::Set(d, -std::numeric_limits<T>::infinity());
-  // body(j, s, g) for the vectors of row r: its weights and g (0 past n).
+  // body(j, s, g) for the vectors of row r: its weights and g.
   auto for_each = [&](std::size_t r, auto&& body) HWY_ATTR {
-    const T* s_row = kept + r * n;
-    const T* g_row = g + r * n;
-    if constexpr (kVectors > 0) {
-      for (std::size_t j = 0; j < kVectors; ++j)
-        body(j, hn::LoadU(d, s_row + j * N), hn::LoadU(d, g_row + j * N));
-    } else {
-      for (std::size_t i = 0, j = 0; i < n; i += N, ++j) {
-        const std::size_t lanes = std::min(N, n - i);
-        body(j, LoadTail(d, s_row + i, lanes, T(0)), LoadTail(d, g_row + i, lanes, T(0)));
-      }
-    }
+    for (std::size_t j = 0; j < kVectors; ++j)
+      body(j, hn::LoadU(d, kept + r * n + j * N), hn::LoadU(d, g + r * n + j * N));
   };
   V v[kLanes];
   for (std::size_t r = 0; r < N; ++r) {
