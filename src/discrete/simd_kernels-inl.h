@@ -1025,6 +1025,15 @@ HWY_INLINE V SumsOfLanes(D d, V* v) {
 #endif
 }
 
+// dominated_row lane by lane, in T: lane r of `largest` and `sum_s` holds row r's largest weight
+// and sum of weights.
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE auto DominatedLanes(D d, V largest, V sum_s) {
+  using T = hn::TFromD<D>;
+  return hn::And(hn::Gt(largest, hn::Set(d, T(1))),
+                 hn::Ge(largest, hn::Mul(sum_s, hn::Set(d, static_cast<T>(kDominantShare)))));
+}
+
 // A group's rows (CenteredRowGroup, VectorRowGroup: up to N rows of n entries, row r's weights
 // kept at kept + r n, its g at g + r n, its sum of weights in lane r of sum_s, q[r] its shift)
 // that one weight dominates (dominated_row, in T) centred from that entry's g: reference[r] = g_m
@@ -1053,8 +1062,7 @@ HWY_INLINE void CentreDominatedGroup(D d, const T* kept, const T* g, std::size_t
     if (r < rows) for_each(r, [&](std::size_t, V sv, V) HWY_ATTR { v[r] = hn::Max(v[r], sv); });
   }
   const V largest = SumsOfLanes<LaneMax>(d, v);
-  const auto dominated = hn::And(hn::Gt(largest, hn::Set(d, T(1))),
-                                 hn::Ge(largest, hn::Mul(sum_s, hn::Set(d, T(0.875)))));
+  const auto dominated = DominatedLanes(d, largest, sum_s);
   hn::Store(zero, d, reference);
   if (hn::AllFalse(d, dominated)) return;
   alignas(kMaxBytes) T top[kLanes];
@@ -1088,9 +1096,7 @@ HWY_INLINE void CentreDominatedRows(D d, hn::Vec<D> largest, hn::Vec<D> sum_s, s
                                     const T* kept, const T* g, std::size_t n, T* q, T* reference) {
   constexpr std::size_t kLanes = hn::MaxLanes(D());
   hn::Store(hn::Zero(d), d, reference);
-  const auto dominated = hn::And(hn::And(hn::Gt(largest, hn::Set(d, T(1))),
-                                         hn::Ge(largest, hn::Mul(sum_s, hn::Set(d, T(0.875))))),
-                                 hn::FirstN(d, rows));
+  const auto dominated = hn::And(DominatedLanes(d, largest, sum_s), hn::FirstN(d, rows));
   if (HWY_LIKELY(hn::AllFalse(d, dominated))) return;
   alignas(kMaxBytes) T top[kLanes], sum[kLanes];
   hn::Store(largest, d, top);
@@ -1155,11 +1161,12 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
   // ran at 0.74 and 0.82 of the speed before this centring so, against 0.61 and 0.63 by groups
   // (alpha = 5, 30-40% dominated: 0.79 either way; compare.sh, 2026-12-07).
   constexpr bool kLargest = kUnboundedWeight<K>;
-  V sg[kLanes], s[kLanes], big[kLargest ? kLanes : 1];
+  constexpr bool kByGroup = kVectors == 1 || kVectors == 2, kTrack = kLargest && !kByGroup;
+  V sg[kLanes], s[kLanes], big[kTrack ? kLanes : 1];
   for (std::size_t r = 0; r < N; ++r) {
     sg[r] = zero;
     s[r] = zero;
-    if constexpr (kLargest) big[r] = zero;
+    if constexpr (kTrack) big[r] = zero;
     if (r >= rows) continue;
     for_each(r, [&](std::size_t i, V pv, V gv, std::size_t) HWY_ATTR {
       if constexpr (kCounted) {
@@ -1169,7 +1176,7 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
       } else {
         const V sv = Weight<K>(d, pv, e);
         if constexpr (kKeep) hn::StoreU(sv, d, kept + r * n + i);
-        if constexpr (kLargest) big[r] = hn::Max(big[r], sv);
+        if constexpr (kTrack) big[r] = hn::Max(big[r], sv);
         sg[r] = hn::MulAdd(sv, MaskedGradient<K>(d, sv, gv), sg[r]);
         s[r] = hn::Add(s[r], sv);
       }
@@ -1178,12 +1185,10 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
   const V sum_sg = SumsOfLanes(d, sg), sum_s = SumsOfLanes(d, s);
   alignas(kMaxBytes) T q[kLanes], reference[kLanes];
   hn::Store(hn::IfThenElseZero(hn::Gt(sum_s, zero), hn::Div(sum_sg, sum_s)), d, q);
-  if constexpr (kLargest) {
-    if constexpr (kVectors == 1 || kVectors == 2) {
-      CentreDominatedGroup<K, kVectors>(d, kept, g, rows, n, sum_s, q, reference);
-    } else {
-      CentreDominatedRows(d, SumsOfLanes<LaneMax>(d, big), sum_s, rows, kept, g, n, q, reference);
-    }
+  if constexpr (kLargest && kByGroup) {
+    CentreDominatedGroup<K, kVectors>(d, kept, g, rows, n, sum_s, q, reference);
+  } else if constexpr (kTrack) {
+    CentreDominatedRows(d, SumsOfLanes<LaneMax>(d, big), sum_s, rows, kept, g, n, q, reference);
   }
   for (std::size_t r = 0; r < rows; ++r) {
     const V qr = hn::Set(d, q[r]);

@@ -166,8 +166,9 @@ struct Centring {
 /// support of one entry (s_m = 1 = sum s) gets dx = 0 either way. The rule takes about 1%
 /// (alpha 2.5), 12% (3), 28-35% (4) and 30-42% (5) of the entmax outputs of N(0,1) rows of
 /// 16-512 (a numpy model, 2026-12-07).
+inline constexpr double kDominantShare = 0.875;
 inline bool dominated_row(double largest, double sum) {
-  return largest > 1 && largest >= 0.875 * sum;
+  return largest > 1 && largest >= kDominantShare * sum;
 }
 
 /// The longest rows Kernels<T>::centered_rows takes: rows of up to this length fit in L1 with
