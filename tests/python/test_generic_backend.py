@@ -4,6 +4,7 @@ CPU tensors by SPARCON_BACKEND=generic (read at every call), for any tensor not 
 (scripts/test.sh); the tests here select the backend themselves, so that they also run in the
 core pass: adversarial rows against the independent references, agreement with the core,
 gradients, and meta tensors (shapes and devices)."""
+import decimal
 import math
 
 import pytest
@@ -418,6 +419,72 @@ def test_meta_continuous_shapes():
         context2 = ops.continuous_attention(torch.empty(3, 4, 5, 6, device="meta"), mu2, sigma2, c2, w2, 0.1, alpha,
                                             None)
         assert context2.shape == (3, 6) and context2.device.type == "meta"
+
+
+def _entmax_in_decimal(x, alpha, digits=60):
+    """alpha-entmax of one row (floats, -inf for masked entries) in `digits`-digit decimal
+    arithmetic: p_i = [a (x_i - max) + c]_+^(1/a), a = alpha - 1, with c by bisection on [0, 1]
+    (sum p is at most 1 at c = 0 and at least 1 at c = 1) to 2^-200. Every a (x_i - max) is
+    exact, so an entry on the edge of the support gets its p from the exact offset, not from a
+    rounded one. Returns (p as floats, c)."""
+    with decimal.localcontext() as context:
+        context.prec = digits
+        a = decimal.Decimal(alpha) - 1
+        k = 1 / a
+        top = max(decimal.Decimal(v) for v in x if v != -INF)
+        d = [a * (decimal.Decimal(v) - top) for v in x if v != -INF]
+
+        def power(u):
+            return u ** k if u > 0 else decimal.Decimal(0)
+
+        lo, hi = decimal.Decimal(0), decimal.Decimal(1)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if sum(power(e + mid) for e in d if e > -1) > 1:
+                hi = mid
+            else:
+                lo = mid
+        c = (lo + hi) / 2
+        return [float(power(a * (decimal.Decimal(v) - top) + c)) if v != -INF else 0.0 for v in x], c
+
+
+def _rows_on_the_support_edge(alpha, dtype, rows=8, n=12, seed=40):
+    """Rows of N(0, 1) scores (some offset by 1000, some with masked entries) whose first entry is
+    put on the edge of the support of the others, x_0 = max - c/a rounded to the dtype, in even
+    rows, and one value up from there (just inside, p_0 about (eps c)^(1/a)) in odd ones."""
+    g = torch.Generator().manual_seed(seed)
+    out = torch.randn(rows, n, generator=g, dtype=torch.float64)
+    out[2::4] += 1000.0
+    out[3::4, 1::3] = -INF
+    out = out.to(dtype)
+    for r in range(rows):
+        others = [float(v) for v in out[r, 1:]]
+        _, c = _entmax_in_decimal(others, alpha)
+        edge = decimal.Decimal(max(others)) - c / (decimal.Decimal(alpha) - 1)
+        out[r, 0] = float(edge)
+        if r % 2:
+            out[r, 0] = torch.nextafter(out[r, 0], torch.tensor(INF, dtype=dtype))
+    return out
+
+
+@pytest.mark.parametrize("backend", ["core", "generic"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("alpha", [2.5, 3.0, 4.0, 5.0])
+def test_entmax_on_the_edge_of_the_support(monkeypatch, backend, dtype, alpha):
+    """Entmax with alpha > 2 on rows with an entry on the edge of the support or one value inside
+    it, where p = u^(1/(alpha - 1)) turns a rounding of the offset (eps c) into p of (eps c)^k
+    (1e-4 for alpha = 5 in double before the device-generic kernels solved such rows again
+    around that entry), against a 60-digit decimal reference: within 8 eps absolute, alpha as a
+    number and one per row."""
+    if backend == "generic":
+        monkeypatch.setenv("SPARCON_BACKEND", "generic")
+    x = _rows_on_the_support_edge(alpha, dtype)
+    want = torch.tensor([_entmax_in_decimal([float(v) for v in row], alpha)[0] for row in x], dtype=torch.float64)
+    eps = torch.finfo(dtype).eps
+    per_row = torch.full((x.shape[0], 1), alpha, dtype=dtype)
+    for p in (ops.entmax(x, alpha, -1), ops.entmax_tensor_alpha(x, per_row, -1)):
+        error = (p.double() - want).abs()
+        assert bool((error <= 8 * eps).all()), f"worst {float(error.max()):.3g} at row {int(error.amax(-1).argmax())}"
 
 
 def _pairwise_backward(p, g, alpha):

@@ -224,6 +224,101 @@ at::Tensor newton_offset(const at::Tensor& y, const at::Tensor& a, const at::Ten
   return c;
 }
 
+// Rows of entmax with alpha > 2 solved again relative to the entry nearest the edge of the
+// support, the core's refine_support_edge (src/discrete/support_edge.h; docs/math.md, section 2,
+// "the support edge"). The rounding of c moves every base u = c + a y by about eps c; where u is
+// near 0 the power u^k, k < 1, turns that into p of about (eps c)^k (1e-4 for alpha = 5 in
+// double on an entry exactly on the edge). Here the unknown t is the pivot's p where the pivot
+// (the entry with the smallest |u|) is inside, its base v = t^a, and v itself where it is not
+// (t <= 0); every other base is d + v with d = a (x - x_pivot), which no rounding of c enters:
+//   F(t) = m [t]_+ + sum_{d != 0} [d + v(t)]_+^k - 1   (m: the pivot and its ties),
+// continuous and increasing, slope m + (dv/dt) sum k u^(k-1) for t > 0 (dv/dt = a t^(a-1)), the
+// sum alone for t <= 0. The root is found to the rounding of F's sum in t, so the pivot's p is
+// good to eps absolute, not (eps c)^k.
+//
+// x (R, n) the rows, a and k columns (R, 1), u the bases of the first solve, c its offset (R, 1)
+// and `first` its p and tau, all in one floating type. Returns p and tau = a x_pivot - v.
+// Newton's steps from the pivot's base at c, kept inside the bracket [lo, hi] of the points seen
+// so far where F < 0 and F >= 0 (unbounded on a side until one is seen): a step out of it, or
+// one that does not move (an infinite slope), is replaced while a side is unbounded by the other
+// end's base moved toward it by 32 eps c, 16 times more each time (giving up past 2^21 eps c,
+// when the row keeps the first solve's p: not seen, a guard), else by bisection, at t = 0 first
+// when the bracket spans it (the kink where the pivot enters the support). A row stops at F = 0,
+// at a step at the rounding of t, or with no value left between its ends.
+Solved refine_support_edge(const at::Tensor& x, const at::Tensor& a, const at::Tensor& k,
+                           const at::Tensor& u, const at::Tensor& c, const Solved& first) {
+  const double eps = epsilon_of(x), inf = std::numeric_limits<double>::infinity();
+  const at::Tensor pivot = at::abs(u).argmin(-1, true);
+  const at::Tensor x_pivot = x.gather(-1, pivot);
+  const at::Tensor d = a * (x - x_pivot);  // -inf for masked entries
+  const at::Tensor tie = d == 0;
+  const at::Tensor ties = tie.sum(-1, true).to(x.scalar_type());
+  auto positive_power = [](const at::Tensor& t, const at::Tensor& e) {  // t^e where t > 0, else t
+    return at::where(t > 0, at::exp(e * at::log(at::where(t > 0, t, 1.0))), t);
+  };
+  auto base = [&](const at::Tensor& t) { return positive_power(t, a); };
+  auto t_of = [&](const at::Tensor& v) { return positive_power(v, k); };
+  struct Value {
+    at::Tensor t, f, slope;
+  };
+  auto evaluate = [&](const at::Tensor& t) {
+    const at::Tensor v = base(t), w = d + v;
+    const at::Tensor inside = (w > 0) & ~tie;
+    const at::Tensor safe = at::where(inside, w, 1.0);
+    const at::Tensor term = at::where(inside, at::exp(k * at::log(safe)), 0.0);
+    const at::Tensor sum = (k * term / safe).sum(-1, true);  // d/dv of the others' terms
+    return Value{t, ties * t.clamp_min(0) + term.sum(-1, true) - 1,
+                 at::where(t > 0, ties + sum * a * v / t, sum)};
+  };
+  auto pick = [](const at::Tensor& mask, const Value& yes, const Value& no) {
+    return Value{at::where(mask, yes.t, no.t), at::where(mask, yes.f, no.f),
+                 at::where(mask, yes.slope, no.slope)};
+  };
+
+  Value at = evaluate(t_of(u.gather(-1, pivot)));
+  const at::Tensor unbounded = at::full_like(c, inf);
+  Value lo{-unbounded, -unbounded, at::zeros_like(c)}, hi{unbounded, unbounded, at::zeros_like(c)};
+  Value best = at;
+  at::Tensor done = at::zeros_like(c, c.options().dtype(at::kBool));
+  at::Tensor failed = done.clone(), tried_zero = done.clone();
+  at::Tensor step = 32 * eps * c;
+  auto add = [&](const at::Tensor& active, const Value& v) {
+    lo = pick(active & (v.f < 0), v, lo);
+    hi = pick(active & (v.f >= 0), v, hi);
+    best = pick(active & (at::abs(v.f) < at::abs(best.f)), v, best);
+  };
+  add(~done, at);
+  done = best.f == 0;
+  for (int it = 0; it < kMaxIterations && !all_true(done); ++it) {
+    const at::Tensor newton = at.t - at.f / at.slope;
+    const at::Tensor bad = ~((newton > lo.t) & (newton < hi.t)) | (newton == at.t);
+    const at::Tensor no_lo = lo.t == -inf, no_hi = hi.t == inf;
+    const at::Tensor expand = bad & (no_lo | no_hi);
+    failed = failed | (~done & expand & (step > 0x1p21 * eps * c));
+    const at::Tensor end = base(at::where(no_lo, hi.t, lo.t));  // the bounded end's base
+    const at::Tensor expanded = t_of(at::where(no_lo, end - step, end + step));
+    step = at::where(expand, 16 * step, step);
+    const at::Tensor zero = (lo.t < 0) & (hi.t > 0) & ~tried_zero;
+    const at::Tensor bisect = at::where(zero, at::zeros_like(c), lo.t + 0.5 * (hi.t - lo.t));
+    tried_zero = tried_zero | (bad & ~expand & zero);
+    const at::Tensor next = at::where(bad, at::where(expand, expanded, bisect), newton);
+    // A row whose next point is not strictly inside its bracket has no value left there.
+    const at::Tensor active = ~done & ~failed & (next > lo.t) & (next < hi.t);
+    const at::Tensor rounding = at::abs(next - at.t) <= 2 * eps * at::abs(next);
+    const Value value = evaluate(next);
+    at = pick(active, value, at);
+    add(active, value);
+    done = ~active | done | rounding | (best.f == 0);
+  }
+
+  const at::Tensor v = base(best.t), w = d + v;
+  const at::Tensor inside = w > 0;
+  const at::Tensor p =
+      at::where(tie, best.t.clamp_min(0),
+                at::where(inside, at::exp(k * at::log(at::where(inside, w, 1.0))), 0.0));
+  return {at::where(failed, first.p, p), at::where(failed, first.tau, a * x_pivot - v)};
+}
+
 // entmax with alpha < 1 (a < 0, k < 0): every finite entry is in the support; Newton steps on
 // the convex, decreasing f(lambda) = sum_i u_i^k - 1 from 0, bracketed as in newton_lambda.
 at::Tensor newton_dense(const at::Tensor& y, const at::Tensor& a, const at::Tensor& k, std::int64_t n) {
@@ -262,10 +357,12 @@ Solved softmax_rows(const at::Tensor& y, const at::Tensor& shift) {
   return {e / sum, shift + at::log(sum)};
 }
 
-// alpha-entmax of shifted rows for one regime of alpha (a column, every row in the same regime:
-// alpha = 1, 1 < alpha <= 2, alpha > 2 or alpha < 1); alpha_value when alpha is one number.
-Solved entmax_regime(const at::Tensor& y, const at::Tensor& alpha, std::optional<double> alpha_value,
-                     const at::Tensor& shift, std::int64_t n) {
+// alpha-entmax of rows x, shifted y = x - shift, for one regime of alpha (a column, every row in
+// the same regime: alpha = 1, 1 < alpha <= 2, alpha > 2 or alpha < 1); alpha_value when alpha is
+// one number. x itself is read only by the rows of alpha > 2 solved again at the support edge
+// (refine_support_edge), which differences of x keep exact where differences of y are rounded.
+Solved entmax_regime(const at::Tensor& x, const at::Tensor& y, const at::Tensor& alpha,
+                     std::optional<double> alpha_value, const at::Tensor& shift, std::int64_t n) {
   const double first = alpha_value ? *alpha_value : alpha.flatten()[0].item<double>();
   if (first == 1) return softmax_rows(y, shift);
   const at::Tensor a = alpha - 1, k = 1 / a;
@@ -279,8 +376,21 @@ Solved entmax_regime(const at::Tensor& y, const at::Tensor& alpha, std::optional
     const at::Tensor yd = y.to(wide), ad = a.to(wide), kd = k.to(wide);
     const at::Tensor c = newton_offset(yd, ad, kd, n);
     const at::Tensor u = c + ad * yd;
-    const at::Tensor p = at::where(u > 0, at::exp(kd * at::log(at::where(u > 0, u, 1.0))), 0.0);
-    return {p.to(y.scalar_type()), (a * shift - c.to(y.scalar_type()))};  // tau = a (shift + lambda) - 1 = a shift - c
+    Solved s{at::where(u > 0, at::exp(kd * at::log(at::where(u > 0, u, 1.0))), 0.0),
+             ad * shift.to(wide) - c};  // tau = a (shift + lambda) - 1 = a shift - c
+    // Rows with an entry whose base is within the core's support_edge_window of 0, where the
+    // rounding of c could move its p by 2^-40: (k 2^-10)^(1 / (1 - k)) c. (Never a degenerate
+    // row, solved as zeros: all its bases are c.)
+    const at::Tensor window = at::pow(kd * 0x1p-10, 1 / (1 - kd)) * c;
+    const at::Tensor index = (at::abs(u) < window).any(-1).nonzero().reshape(-1);
+    if (index.numel() > 0) {
+      auto rows = [&](const at::Tensor& t) { return t.index_select(0, index); };
+      const Solved refined = refine_support_edge(rows(x).to(wide), rows(ad), rows(kd), rows(u),
+                                                 rows(c), {rows(s.p), rows(s.tau)});
+      s.p.index_copy_(0, index, refined.p);
+      s.tau.index_copy_(0, index, refined.tau);
+    }
+    return {s.p.to(y.scalar_type()), s.tau.to(y.scalar_type())};
   }
   const at::Tensor lambda = first > 1 ? newton_lambda(y, a, k, k_value, n) : newton_dense(y, a, k, n);
   at::Tensor p;
@@ -295,10 +405,11 @@ Solved entmax_regime(const at::Tensor& y, const at::Tensor& alpha, std::optional
 
 // alpha-entmax: one regime for a number alpha; a tensor alpha is split by regime, each group of
 // rows solved on its own and scattered back.
-Solved entmax_rows(const at::Tensor& y, const Parameter& parameter, const at::Tensor& shift, std::int64_t n) {
+Solved entmax_rows(const at::Tensor& x, const at::Tensor& y, const Parameter& parameter,
+                   const at::Tensor& shift, std::int64_t n) {
   if (!parameter.is_per_row()) {
     const at::Tensor alpha = at::full_like(shift, parameter.value);
-    return entmax_regime(y, alpha, parameter.value, shift, n);
+    return entmax_regime(x, y, alpha, parameter.value, shift, n);
   }
   const at::Tensor alpha = parameter.per_row.reshape({-1, 1});
   at::Tensor p = at::empty_like(y), tau = at::empty_like(shift);
@@ -306,8 +417,9 @@ Solved entmax_rows(const at::Tensor& y, const Parameter& parameter, const at::Te
   for (const at::Tensor& in : regimes) {
     const at::Tensor index = in.reshape(-1).nonzero().reshape(-1);
     if (index.numel() == 0) continue;
-    const Solved part = entmax_regime(y.index_select(0, index), alpha.index_select(0, index), std::nullopt,
-                                      shift.index_select(0, index), n);
+    const Solved part =
+        entmax_regime(x.index_select(0, index), y.index_select(0, index),
+                      alpha.index_select(0, index), std::nullopt, shift.index_select(0, index), n);
     p.index_copy_(0, index, part.p);
     tau.index_copy_(0, index, part.tau);
   }
@@ -415,9 +527,9 @@ at::Tensor forward(Map map, const Parameter& parameter, const at::Tensor& rows, 
   Solved s;
   switch (map) {
     case Map::softmax: s = softmax_rows(y, shift); break;
-    case Map::sparsemax: s = entmax_rows(y, {2, {}}, shift, n); break;
-    case Map::entmax15: s = entmax_rows(y, {1.5, {}}, shift, n); break;
-    case Map::entmax: s = entmax_rows(y, parameter, shift, n); break;
+    case Map::sparsemax: s = entmax_rows(x, y, {2, {}}, shift, n); break;
+    case Map::entmax15: s = entmax_rows(x, y, {1.5, {}}, shift, n); break;
+    case Map::entmax: s = entmax_rows(x, y, parameter, shift, n); break;
     case Map::normmax: s = normmax_rows(y, parameter, shift, n); break;
     case Map::budget: s = budget_rows(y, parameter, shift); break;
   }
