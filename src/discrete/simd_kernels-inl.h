@@ -1034,57 +1034,77 @@ HWY_INLINE auto DominatedLanes(D d, V largest, V sum_s) {
                  hn::Ge(largest, hn::Mul(sum_s, hn::Set(d, static_cast<T>(kDominantShare)))));
 }
 
-// A group's rows (CenteredRowGroup, VectorRowGroup: up to N rows of n entries, row r's weights
-// kept at kept + r n, its g at g + r n, its sum of weights in lane r of sum_s, q[r] its shift)
-// that one weight dominates (dominated_row, in T) centred from that entry's g: reference[r] = g_m
-// (the largest g where weights tie), q[r] = sum s (g - g_m) / sum s; the other rows keep q[r]
-// and get reference[r] = 0. All rows at once, without a branch per row, reduced across lanes as
-// the group's sums (SumsOfLanes), so that a row's result does not depend on its group: the
-// largest weight of each row, its g, the sums. Rows of kVectors = 1 or 2 whole vectors
-// (n = kVectors N): longer rows hold fewer dominated rows than this pays for, and take
-// CentreDominatedRows.
+// A group's rows (CenteredRowGroup, VectorRowGroup: up to N rows of kVectors = 1 or 2 whole
+// vectors, n entries, row r's weights kept at kept + r n, its g at g + r n, its sum of weights
+// in lane r of sum_s, q[r] its shift sum s g / sum s, e the kind's exponent) that one weight
+// dominates (dominated_row, in T) centred from their first shift: reference[r] = q[r] on entry
+// and q[r] = sum s (g - reference[r]) / sum s; the other rows keep q[r] and get
+// reference[r] = 0. All rows at once, without a branch per row, reduced across lanes as the
+// group's sums (SumsOfLanes), so that a row's result does not depend on its group: each row's
+// largest weight (a transposed max), then, where some row is dominated, the sums.
+//
+// Why the first shift serves as well as g_m (DominantCentring, which longer rows take): with
+// r = sum s g / sum s, the dominant entry's term s_m (g_m - r) is s_m times the others' share
+// (sum s - s_m) / sum s of their differences of g, plus s_m times the rounding of r (about
+// eps |g|); so the rounding of the sum reaches dx_m = s_m ((g_m - r) - q) scaled by that share,
+// as it does from g_m, while the share is above about eps. A dominated row's weights are at least
+// 1 (alpha > 2; the power kind's exponent is negative), so sum s - s_m >= 1 where the row has two
+// entries or more, and only rows with sum s above 1/eps (in T) can have a smaller share: those
+// (none of 65536 N(0, 1) rows of 16 floats at alpha = 3, 0.6% at 5, 8% at 8) take g_m. Against
+// g_m for every dominated group (its g found by a second transposed max), 1.24x faster on alpha
+// = 3's rows of 16 floats, 1.04x at 5 (compare.sh, 2026-12-07). Weights of the power kind with
+// e >= 0 are at most 1: never dominated, and the group is left as it is.
 template <WeightKind K, std::size_t kVectors, class D, class T = hn::TFromD<D>>
 HWY_INLINE void CentreDominatedGroup(D d, const T* kept, const T* g, std::size_t rows,
-                                     std::size_t n, hn::Vec<D> sum_s, T* q, T* reference) {
+                                     std::size_t n, hn::Vec<D> sum_s, hn::Vec<D> e, T* q,
+                                     T* reference) {
   static_assert(kVectors == 1 || kVectors == 2);
   using V = hn::Vec<D>;
   constexpr std::size_t kLanes = hn::MaxLanes(D());
   const std::size_t N = hn::Lanes(d);
-  const V zero = hn::Zero(d), lowest = hn::Set(d, -std::numeric_limits<T>::infinity());
-  // body(j, s, g) for the vectors of row r: its weights and g.
+  const V zero = hn::Zero(d);
+  hn::Store(zero, d, reference);
+  if constexpr (K == WeightKind::power) {
+    if (hn::GetLane(e) >= 0) return;
+  }
+  // body(s, g) for the vectors of row r.
   auto for_each = [&](std::size_t r, auto&& body) HWY_ATTR {
     for (std::size_t j = 0; j < kVectors; ++j)
-      body(j, hn::LoadU(d, kept + r * n + j * N), hn::LoadU(d, g + r * n + j * N));
+      body(hn::LoadU(d, kept + r * n + j * N), hn::LoadU(d, g + r * n + j * N));
   };
   V v[kLanes];
   for (std::size_t r = 0; r < N; ++r) {
     v[r] = zero;
-    if (r < rows) for_each(r, [&](std::size_t, V sv, V) HWY_ATTR { v[r] = hn::Max(v[r], sv); });
+    if (r < rows) for_each(r, [&](V sv, V) HWY_ATTR { v[r] = hn::Max(v[r], sv); });
   }
   const V largest = SumsOfLanes<LaneMax>(d, v);
   const auto dominated = DominatedLanes(d, largest, sum_s);
-  hn::Store(zero, d, reference);
   if (hn::AllFalse(d, dominated)) return;
-  alignas(kMaxBytes) T top[kLanes];
-  hn::Store(largest, d, top);
-  for (std::size_t r = 0; r < N; ++r) {
-    v[r] = lowest;
-    if (r >= rows) continue;
-    const V m = hn::Set(d, top[r]);
-    for_each(r, [&](std::size_t, V sv, V gv)
-                    HWY_ATTR { v[r] = hn::Max(v[r], hn::IfThenElse(hn::Eq(sv, m), gv, lowest)); });
-  }
-  hn::Store(hn::IfThenElseZero(dominated, SumsOfLanes<LaneMax>(d, v)), d, reference);
   for (std::size_t r = 0; r < N; ++r) {
     v[r] = zero;
     if (r >= rows) continue;
-    const V rr = hn::Set(d, reference[r]);
-    for_each(r, [&](std::size_t, V sv, V gv) HWY_ATTR {
+    const V rr = hn::Set(d, q[r]);
+    for_each(r, [&](V sv, V gv) HWY_ATTR {
       v[r] = hn::MulAdd(sv, MaskedGradient<K>(d, sv, hn::Sub(gv, rr)), v[r]);
     });
   }
-  const V shifted = hn::Div(SumsOfLanes(d, v), sum_s);
-  hn::Store(hn::IfThenElse(dominated, shifted, hn::Load(d, q)), d, q);
+  const V first = hn::Load(d, q);
+  hn::Store(hn::IfThenElseZero(dominated, first), d, reference);
+  hn::Store(hn::IfThenElse(dominated, hn::Div(SumsOfLanes(d, v), sum_s), first), d, q);
+  constexpr T kLarge = 1 / std::numeric_limits<T>::epsilon();
+  const auto large =
+      hn::And(hn::And(dominated, hn::Gt(sum_s, hn::Set(d, kLarge))), hn::FirstN(d, rows));
+  if (HWY_LIKELY(hn::AllFalse(d, large))) return;
+  alignas(kMaxBytes) T sum[kLanes], top[kLanes];
+  hn::Store(sum_s, d, sum);
+  hn::Store(largest, d, top);
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (!(sum[r] > kLarge) || !dominated_row(top[r], sum[r])) continue;
+    const Centring<T> c =
+        DominantCentring<false>(d, kept + r * n, g + r * n, n, sum[r], top[r], KeptWeight<D>());
+    q[r] = c.q;
+    reference[r] = c.reference;
+  }
 }
 
 // A group's rows (CenteredRowGroup) that one weight dominates, row by row: lane r of `largest`
@@ -1154,12 +1174,13 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
   // centring (entmax-1.5: 1.1-1.3x faster on rows of 64-128 than taking the roots again).
   constexpr bool kKeep = kCostlyWeight<K>;
   alignas(kMaxBytes) T kept[kKeep ? kLanes * kBranchFreeRow + kLanes : 1];
-  // Weights without bound (kUnboundedWeight): rows that one weight dominates centred from that
-  // entry's g, rows of one or two vectors as VectorRowGroup's, the group at once
-  // (CentreDominatedGroup), longer ones row by row (CentreDominatedRows, from the largest weight
-  // of each row, lane by lane in big): alpha = 3's rows of 64 and 128, 12% of them dominated,
-  // ran at 0.74 and 0.82 of the speed before this centring so, against 0.61 and 0.63 by groups
-  // (alpha = 5, 30-40% dominated: 0.79 either way; compare.sh, 2026-12-07).
+  // Weights without bound (kUnboundedWeight): rows that one weight dominates centred from their
+  // first shift where they have one or two vectors, as VectorRowGroup's, the group at once
+  // (CentreDominatedGroup); in longer ones from that entry's g, row by row (CentreDominatedRows,
+  // from the largest weight of each row, lane by lane in big): alpha = 3's rows of 64 and 128,
+  // 12% of them dominated, ran at 0.74 and 0.82 of the speed before this centring so, against
+  // 0.61 and 0.63 with the largest weight's g found for the whole group (alpha = 5, 30-40%
+  // dominated: 0.79 either way; compare.sh, 2026-12-07).
   constexpr bool kLargest = kUnboundedWeight<K>;
   constexpr bool kByGroup = kVectors == 1 || kVectors == 2, kTrack = kLargest && !kByGroup;
   V sg[kLanes], s[kLanes], big[kTrack ? kLanes : 1];
@@ -1186,7 +1207,7 @@ HWY_INLINE void CenteredRowGroup(D d, const T* p, const T* g, T* dx, std::size_t
   alignas(kMaxBytes) T q[kLanes], reference[kLanes];
   hn::Store(hn::IfThenElseZero(hn::Gt(sum_s, zero), hn::Div(sum_sg, sum_s)), d, q);
   if constexpr (kLargest && kByGroup) {
-    CentreDominatedGroup<K, kVectors>(d, kept, g, rows, n, sum_s, q, reference);
+    CentreDominatedGroup<K, kVectors>(d, kept, g, rows, n, sum_s, e, q, reference);
   } else if constexpr (kTrack) {
     CentreDominatedRows(d, SumsOfLanes<LaneMax>(d, big), sum_s, rows, kept, g, n, q, reference);
   }
@@ -1277,11 +1298,11 @@ HWY_INLINE void VectorRowGroup(D d, const T* p, const T* g, T* dx, hn::Vec<D> e)
   }
   alignas(kMaxBytes) T q[kLanes], reference[kLanes];
   hn::Store(hn::IfThenElseZero(hn::Gt(sum_s, zero), hn::Div(sum_sg, sum_s)), d, q);
-  // Weights without bound (kUnboundedWeight): rows that one weight dominates centred from that
-  // entry's g (CentreDominatedGroup).
+  // Weights without bound (kUnboundedWeight): rows that one weight dominates centred from their
+  // first shift (CentreDominatedGroup).
   constexpr bool kLargest = kUnboundedWeight<K>;
   if constexpr (kLargest) {
-    CentreDominatedGroup<K, kVectors>(d, kept, g, kRows, n, sum_s, q, reference);
+    CentreDominatedGroup<K, kVectors>(d, kept, g, kRows, n, sum_s, e, q, reference);
     ReadFromMemory(reference);
   }
   ReadFromMemory(q);
