@@ -145,7 +145,8 @@ T centering_shift(const WeightedSums& sums) {
 
 /// The centring dx_i = s_i ((g_i - reference) - q), q = sum_j s_j (g_j - reference) / sum_j s_j:
 /// the same dx for any reference. It is 0 (q = centering_shift) but in rows that one weight
-/// dominates (dominated_row), where it is g_m, m the entry of the largest weight.
+/// dominates (dominated_row), where it is g_m, m the entry of the largest weight (or, in
+/// centered_rows' rows of one or two vectors, the row's centering_shift: see there).
 template <class T>
 struct Centring {
   T q = 0;
@@ -308,7 +309,8 @@ struct Kernels {
                                        const Weights<T>& w, const WeightedSums& sums);
   /// The whole backward of `rows` rows of length n <= kMaxCenteredRow (row-major, one after
   /// another): dx = s (g - q), q = sum s g / sum s (0 where sum s = 0), in one call; rows that
-  /// one weight dominates (dominated_row) centred from g_m (Centring). Rows of
+  /// one weight dominates (dominated_row) centred from g_m (Centring), or, rows of one or two
+  /// vectors, from their q (as accurate while sum s <= 1/eps; above, from g_m). Rows of
   /// up to 256 entries go N rows at a time, their sums reduced across lanes together (in another
   /// order than weighted_sums': results within rounding of it); longer ones take the arithmetic
   /// of weighted_sums and weighted_center, to the bit. Either way a row's dx does not depend on
