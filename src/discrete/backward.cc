@@ -37,8 +37,8 @@ simd::Weights<T> weights_of(Map map, double alpha) {
   }
 }
 
-// dx = s (g - sum s g / sum s), or in a row that one weight dominates the same from that entry's
-// g (simd::dominated_row, simd::Centring). Weights that cost a power or two square roots per
+// dx = s (g - sum s g / sum s), or in a row that one weight dominates the same by a second pass
+// from that first shift (simd::dominated_row, simd::Centring, Kernels::dominant_centring). Weights that cost a power or two square roots per
 // entry (KeepsWeightsPerRow) are computed once: the first pass keeps them in dx, unless dx is g
 // itself.
 template <class T>

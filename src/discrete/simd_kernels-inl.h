@@ -861,18 +861,24 @@ struct KeptWeight {
   HWY_INLINE hn::Vec<D> operator()(hn::Vec<D> sv) const { return sv; }
 };
 
-// The Centring of a row that one weight dominates (dominated_row): reference = g_m, m the entry
-// whose weight (weight(v) of the vectors v of `source`: WeightOfP of p, or KeptWeight) is
-// `largest` (the largest g where weights tie), and q = sum s (g - g_m) / sum (sum: the row's
-// sum s). The sum holds no s_m g_m, so its rounding is relative to the other entries' share, as
-// dx_m = -s_m q needs (dominated_row). g_m - g_m is 0 even where g_m is huge; a g_m of inf or
-// NaN makes q NaN, as the usual form does. Skip: vectors of `source` that are all 0 (weight 0)
-// are passed over without reading g, as the backward's passes do in sparse rows (alpha = 5's
-// rows of 512 ran at 0.78-0.81 of the speed before this centring with the skip, 0.63-0.65
-// without).
+// The Centring of a row that one weight dominates (dominated_row), from `first`, the row's usual
+// shift sum s g / sum s (sum: the row's sum s): reference = first and q = sum s (g - first) /
+// sum. The dominant term s_m (g_m - first) is s_m times the others' share (sum - s_m) / sum of
+// their differences of g, plus s_m times the rounding of `first` (about eps |g|), so the
+// rounding of the sum reaches dx_m = s_m ((g_m - first) - q) scaled by that share, as
+// dominated_row needs, while the share is above about eps. A dominated row's weights are at
+// least 1, so sum - s_m >= 1 in a row of two entries or more, and only a row with sum > 1/eps
+// (in T) can have a smaller share (none of 65536 N(0, 1) rows of 16 floats at alpha = 3, 0.6%
+// at 5, 8% at 8); it takes reference = g_m instead, m the entry whose weight (weight(v)
+// of the vectors v of `source`: WeightOfP of p, or KeptWeight) is `largest` (the largest g
+// where weights tie): its sum holds no s_m g_m at all. g_m - g_m is 0 even where g_m is huge; a
+// g of inf or NaN makes q NaN, as the usual form does. Skip: vectors of `source` that are all 0
+// (weight 0) are passed over without reading g, as the backward's passes do in sparse rows
+// (alpha = 5's rows of 512 ran at 0.78-0.81 of the speed before this centring with the skip,
+// 0.63-0.65 without).
 template <bool Skip, class D, class T = hn::TFromD<D>, class WeightOf>
 HWY_NOINLINE Centring<T> DominantCentring(D d, const T* source, const T* g, std::size_t n,
-                                          double sum, T largest, WeightOf weight) {
+                                          double sum, T largest, T first, WeightOf weight) {
   constexpr WeightKind K = WeightOf::kKind;
   using V = hn::Vec<D>;
   const std::size_t N = hn::Lanes(d);
@@ -888,13 +894,16 @@ HWY_NOINLINE Centring<T> DominantCentring(D d, const T* source, const T* g, std:
     if (lanes > 0)
       body(weight(LoadTail(d, source + i, lanes, T(0))), LoadTail(d, g + i, lanes, T(0)));
   };
-  const V lowest = hn::Set(d, -std::numeric_limits<T>::infinity());
-  V candidates = lowest;
-  for_each(0, n, [&](V sv, V gv) HWY_ATTR {
-    candidates = hn::Max(candidates, hn::IfThenElse(hn::Eq(sv, hn::Set(d, largest)), gv, lowest));
-  });
   Centring<T> c;
-  c.reference = hn::GetLane(hn::MaxOfLanes(d, candidates));
+  c.reference = first;
+  if (sum > 1 / std::numeric_limits<T>::epsilon()) {
+    const V lowest = hn::Set(d, -std::numeric_limits<T>::infinity());
+    V candidates = lowest;
+    for_each(0, n, [&](V sv, V gv) HWY_ATTR {
+      candidates = hn::Max(candidates, hn::IfThenElse(hn::Eq(sv, hn::Set(d, largest)), gv, lowest));
+    });
+    c.reference = hn::GetLane(hn::MaxOfLanes(d, candidates));
+  }
   // In blocks of kBlock entries flushed into double, as RowSums.
   const V reference = hn::Set(d, c.reference);
   double total = 0;
@@ -940,10 +949,12 @@ Centring<T> DominantCentringOf(const T* source, bool weights, const T* g, std::s
   using D = hn::ScalableTag<T>;
   const D d;
   const T largest = static_cast<T>(sums.largest);
-  if (weights) return DominantCentring<true>(d, source, g, n, sums.s, largest, KeptWeight<D>());
+  const T first = centering_shift<T>(sums);
+  if (weights)
+    return DominantCentring<true>(d, source, g, n, sums.s, largest, first, KeptWeight<D>());
   const auto e = hn::Set(d, w.e);
   return WithWeightKind(w.kind, [&](auto kind) HWY_ATTR {
-    return DominantCentring<true>(d, source, g, n, sums.s, largest,
+    return DominantCentring<true>(d, source, g, n, sums.s, largest, first,
                                   WeightOfP<decltype(kind)::value, D>{d, e});
   });
 }
@@ -1037,23 +1048,19 @@ HWY_INLINE auto DominatedLanes(D d, V largest, V sum_s) {
 // A group's rows (CenteredRowGroup, VectorRowGroup: up to N rows of kVectors = 1 or 2 whole
 // vectors, n entries, row r's weights kept at kept + r n, its g at g + r n, its sum of weights
 // in lane r of sum_s, q[r] its shift sum s g / sum s, e the kind's exponent) that one weight
-// dominates (dominated_row, in T) centred from their first shift: reference[r] = q[r] on entry
-// and q[r] = sum s (g - reference[r]) / sum s; the other rows keep q[r] and get
-// reference[r] = 0. All rows at once, without a branch per row, reduced across lanes as the
-// group's sums (SumsOfLanes), so that a row's result does not depend on its group: each row's
-// largest weight (a transposed max), then, where some row is dominated, the sums.
+// dominates (dominated_row, in T) centred as DominantCentring centres them, from their first
+// shift: reference[r] = q[r] on entry and q[r] = sum s (g - reference[r]) / sum s; the other
+// rows keep q[r] and get reference[r] = 0. All rows at once, without a branch per row, reduced
+// across lanes as the group's sums (SumsOfLanes), so that a row's result does not depend on its
+// group: each row's largest weight (a transposed max), then, where some row is dominated, the
+// sums.
 //
-// Why the first shift serves as well as g_m (DominantCentring, which longer rows take): with
-// r = sum s g / sum s, the dominant entry's term s_m (g_m - r) is s_m times the others' share
-// (sum s - s_m) / sum s of their differences of g, plus s_m times the rounding of r (about
-// eps |g|); so the rounding of the sum reaches dx_m = s_m ((g_m - r) - q) scaled by that share,
-// as it does from g_m, while the share is above about eps. A dominated row's weights are at least
-// 1 (alpha > 2; the power kind's exponent is negative), so sum s - s_m >= 1 where the row has two
-// entries or more, and only rows with sum s above 1/eps (in T) can have a smaller share: those
-// (none of 65536 N(0, 1) rows of 16 floats at alpha = 3, 0.6% at 5, 8% at 8) take g_m. Against
-// g_m for every dominated group (its g found by a second transposed max), 1.24x faster on alpha
-// = 3's rows of 16 floats, 1.04x at 5 (compare.sh, 2026-12-07). Weights of the power kind with
-// e >= 0 are at most 1: never dominated, and the group is left as it is.
+// The first shift serves as well as g_m, as in DominantCentring (which has the argument, and
+// which the rows with sum s above 1/eps take here): the second sums with r = g_m would need
+// g_m's search, a second transposed max, for every dominated group (89% of groups of 16 at
+// alpha = 3); without it, 1.25x faster on alpha = 3's rows of 16 floats, 1.13x on 32, 1.02-1.05x
+// at 5 (compare.sh, 2026-12-07). Weights of the power kind with e >= 0 are at most 1: never
+// dominated, and the group is left as it is.
 template <WeightKind K, std::size_t kVectors, class D, class T = hn::TFromD<D>>
 HWY_INLINE void CentreDominatedGroup(D d, const T* kept, const T* g, std::size_t rows,
                                      std::size_t n, hn::Vec<D> sum_s, hn::Vec<D> e, T* q,
@@ -1100,8 +1107,8 @@ HWY_INLINE void CentreDominatedGroup(D d, const T* kept, const T* g, std::size_t
   hn::Store(largest, d, top);
   for (std::size_t r = 0; r < rows; ++r) {
     if (!(sum[r] > kLarge) || !dominated_row(top[r], sum[r])) continue;
-    const Centring<T> c =
-        DominantCentring<false>(d, kept + r * n, g + r * n, n, sum[r], top[r], KeptWeight<D>());
+    const Centring<T> c = DominantCentring<false>(d, kept + r * n, g + r * n, n, sum[r], top[r],
+                                                  reference[r], KeptWeight<D>());
     q[r] = c.q;
     reference[r] = c.reference;
   }
@@ -1127,8 +1134,8 @@ HWY_INLINE void CentreDominatedRows(D d, hn::Vec<D> largest, hn::Vec<D> sum_s, s
   std::memcpy(&bits, bytes, sizeof(bits));
   for (; bits != 0; bits &= bits - 1) {
     const std::size_t r = static_cast<std::size_t>(hwy::Num0BitsBelowLS1Bit_Nonzero64(bits));
-    const Centring<T> c =
-        DominantCentring<false>(d, kept + r * n, g + r * n, n, sum[r], top[r], KeptWeight<D>());
+    const Centring<T> c = DominantCentring<false>(d, kept + r * n, g + r * n, n, sum[r], top[r],
+                                                  q[r], KeptWeight<D>());
     q[r] = c.q;
     reference[r] = c.reference;
   }
@@ -1410,7 +1417,7 @@ HWY_NOINLINE void CenteredLongRows(D d, const T* p, const T* g, T* dx, std::size
       if constexpr (kUnboundedWeight<K>) {
         if (dominated_row(sums.largest, sums.s))
           c = DominantCentring<kSkip>(d, source, g + at, n, sums.s, static_cast<T>(sums.largest),
-                                      weight);
+                                      c.q, weight);
       }
       return c;
     };

@@ -145,8 +145,8 @@ T centering_shift(const WeightedSums& sums) {
 
 /// The centring dx_i = s_i ((g_i - reference) - q), q = sum_j s_j (g_j - reference) / sum_j s_j:
 /// the same dx for any reference. It is 0 (q = centering_shift) but in rows that one weight
-/// dominates (dominated_row), where it is g_m, m the entry of the largest weight (or, in
-/// centered_rows' rows of one or two vectors, the row's centering_shift: see there).
+/// dominates (dominated_row), where it is the row's centering_shift itself, or g_m (m the entry
+/// of the largest weight) where sum s > 1/eps (dominant_centring).
 template <class T>
 struct Centring {
   T q = 0;
@@ -302,15 +302,17 @@ struct Kernels {
   static void weighted_center(const T* p, const T* g, T* dx, std::size_t n, const Weights<T>& w,
                               const Centring<T>& c);
   /// The Centring of a row that one weight dominates (dominated_row(sums.largest, sums.s)):
-  /// reference = g_m, m an entry whose weight is sums.largest (the largest g where weights
-  /// tie), and q = sum s (g - g_m) / sums.s. The weights are those of p (w), or `source` holds
-  /// them (weights = true, as weighted_sums' s_out).
+  /// reference r = centering_shift(sums), and q = sum s (g - r) / sums.s. Its dominant term
+  /// s_m (g_m - r) is then s_m times the other weights' share of the sum, so the sums' rounding
+  /// reaches dx_m scaled by that share, while the share is above about eps (always where
+  /// sums.s <= 1/eps in T: the weights of a dominated row are at least 1); above, r = g_m, m an
+  /// entry whose weight is sums.largest (the largest g where weights tie). The weights are those
+  /// of p (w), or `source` holds them (weights = true, as weighted_sums' s_out).
   static Centring<T> dominant_centring(const T* source, bool weights, const T* g, std::size_t n,
                                        const Weights<T>& w, const WeightedSums& sums);
   /// The whole backward of `rows` rows of length n <= kMaxCenteredRow (row-major, one after
   /// another): dx = s (g - q), q = sum s g / sum s (0 where sum s = 0), in one call; rows that
-  /// one weight dominates (dominated_row) centred from g_m (Centring), or, rows of one or two
-  /// vectors, from their q (as accurate while sum s <= 1/eps; above, from g_m). Rows of
+  /// one weight dominates (dominated_row) centred as dominant_centring centres them. Rows of
   /// up to 256 entries go N rows at a time, their sums reduced across lanes together (in another
   /// order than weighted_sums': results within rounding of it); longer ones take the arithmetic
   /// of weighted_sums and weighted_center, to the bit. Either way a row's dx does not depend on
