@@ -861,6 +861,11 @@ struct KeptWeight {
   HWY_INLINE hn::Vec<D> operator()(hn::Vec<D> sv) const { return sv; }
 };
 
+// The sum of weights above which a dominated row's first shift may not serve as its reference
+// (DominantCentring): 1/eps of T.
+template <class T>
+inline constexpr T kFirstShiftLimit = 1 / std::numeric_limits<T>::epsilon();
+
 // The Centring of a row that one weight dominates (dominated_row), from `first`, the row's usual
 // shift sum s g / sum s (sum: the row's sum s): reference = first and q = sum s (g - first) /
 // sum. The dominant term s_m (g_m - first) is s_m times the others' share (sum - s_m) / sum of
@@ -896,7 +901,7 @@ HWY_NOINLINE Centring<T> DominantCentring(D d, const T* source, const T* g, std:
   };
   Centring<T> c;
   c.reference = first;
-  if (sum > 1 / std::numeric_limits<T>::epsilon()) {
+  if (sum > kFirstShiftLimit<T>) {
     const V lowest = hn::Set(d, -std::numeric_limits<T>::infinity());
     V candidates = lowest;
     for_each(0, n, [&](V sv, V gv) HWY_ATTR {
@@ -1098,7 +1103,7 @@ HWY_INLINE void CentreDominatedGroup(D d, const T* kept, const T* g, std::size_t
   const V first = hn::Load(d, q);
   hn::Store(hn::IfThenElseZero(dominated, first), d, reference);
   hn::Store(hn::IfThenElse(dominated, hn::Div(SumsOfLanes(d, v), sum_s), first), d, q);
-  constexpr T kLarge = 1 / std::numeric_limits<T>::epsilon();
+  constexpr T kLarge = kFirstShiftLimit<T>;
   const auto large =
       hn::And(hn::And(dominated, hn::Gt(sum_s, hn::Set(d, kLarge))), hn::FirstN(d, rows));
   if (HWY_LIKELY(hn::AllFalse(d, large))) return;
